@@ -1,0 +1,31 @@
+// Package metadata owns the cluster metadata of a weir broker: the cluster
+// id, the registered brokers, the topics (name, topic id, partitions with
+// their replicas, leader and leader epoch) and each topic's config
+// overrides (Kafka topic-config names to string values).
+//
+// The metadata is a state machine. Every change is a Record (InitCluster,
+// RegisterBroker, CreateTopic, DeleteTopic, CreatePartitions,
+// AlterTopicConfig); Image.Apply validates a record against the current
+// image and returns the next image without doing any I/O. A Store decides
+// how records become durable:
+//
+//   - FileStore (single node, now): appends each record to
+//     <data-dir>/__weir_metadata.log, framed as
+//
+//     +------------+-------------+---------------------------+
+//     | length u32 | crc32c u32  | JSON-encoded record (len) |
+//     +------------+-------------+---------------------------+
+//
+//     fsyncs, then applies it. At start it replays the file, truncates a
+//     torn tail and, when the file holds many superseded records, rewrites
+//     it as a snapshot (write temp file, fsync, rename).
+//
+//   - later, the controller puts the same records behind a hashicorp/raft
+//     quorum and applies them on every node in log order.
+//
+// Readers take an *Image (immutable, swapped atomically), so the Kafka
+// handlers read a consistent view without locks. Watchers registered with
+// Watch see every applied record in order, after the image that contains
+// it is visible; the Kafka server uses that to open and delete partition
+// logs.
+package metadata

@@ -1,0 +1,26 @@
+package metadata
+
+import "errors"
+
+// Sentinel errors. Store methods wrap them with %w and name the topic or
+// broker at fault; test with errors.Is.
+var (
+	// ErrTopicExists: CreateTopic of a name (or id) already in use.
+	ErrTopicExists = errors.New("topic already exists")
+	// ErrUnknownTopic: the named topic does not exist.
+	ErrUnknownTopic = errors.New("unknown topic")
+	// ErrInvalidTopic: the topic name is not a legal Kafka topic name.
+	ErrInvalidTopic = errors.New("invalid topic name")
+	// ErrInvalidPartitions: a partition count < 1, or CreatePartitions not
+	// increasing the count.
+	ErrInvalidPartitions = errors.New("invalid partition count")
+	// ErrInvalidReplicationFactor: a replication factor < 1 or larger than
+	// the number of registered brokers.
+	ErrInvalidReplicationFactor = errors.New("invalid replication factor")
+	// ErrNoBrokers: an assignment was asked for before any broker registered.
+	ErrNoBrokers = errors.New("no registered brokers")
+	// ErrCorruptRecord: a stored or received record cannot be decoded.
+	ErrCorruptRecord = errors.New("corrupt metadata record")
+	// ErrClosed: the store is closed.
+	ErrClosed = errors.New("metadata store closed")
+)

@@ -1,0 +1,268 @@
+package metadata
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+)
+
+// Broker is a registered broker node and the address clients reach it at.
+type Broker struct {
+	NodeID int32   `json:"node_id"`
+	Host   string  `json:"host"`
+	Port   int32   `json:"port"`
+	Rack   *string `json:"rack,omitempty"`
+}
+
+// Partition is one partition's assignment.
+type Partition struct {
+	Leader      int32   `json:"leader"`
+	LeaderEpoch int32   `json:"leader_epoch"`
+	Replicas    []int32 `json:"replicas"`
+	ISR         []int32 `json:"isr"`
+}
+
+// Topic is a topic in an Image. Topics are immutable once in an image:
+// never modify one (or its slices and map); Apply builds new ones.
+type Topic struct {
+	Name       string
+	ID         UUID
+	Partitions []Partition
+	// Configs are the topic's config overrides (Kafka names); absent
+	// names take the broker default.
+	Configs map[string]string
+}
+
+// Image is an immutable view of the cluster metadata at one point of the
+// record sequence. The zero Image is an empty cluster.
+type Image struct {
+	// Offset counts the records applied to produce this image.
+	Offset int64
+
+	clusterID string
+	brokers   map[int32]Broker
+	topics    map[string]*Topic
+	byID      map[UUID]*Topic
+}
+
+// ClusterID returns the cluster id, "" before InitCluster.
+func (im *Image) ClusterID() string { return im.clusterID }
+
+// Brokers returns the registered brokers sorted by node id.
+func (im *Image) Brokers() []Broker {
+	out := make([]Broker, 0, len(im.brokers))
+	for _, b := range im.brokers {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].NodeID < out[j].NodeID })
+	return out
+}
+
+// Broker returns the broker with the given node id.
+func (im *Image) Broker(id int32) (Broker, bool) {
+	b, ok := im.brokers[id]
+	return b, ok
+}
+
+// Topic returns the named topic.
+func (im *Image) Topic(name string) (*Topic, bool) {
+	t, ok := im.topics[name]
+	return t, ok
+}
+
+// TopicByID returns the topic with the given id.
+func (im *Image) TopicByID(id UUID) (*Topic, bool) {
+	t, ok := im.byID[id]
+	return t, ok
+}
+
+// Topics returns every topic sorted by name.
+func (im *Image) Topics() []*Topic {
+	out := make([]*Topic, 0, len(im.topics))
+	for _, t := range im.topics {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// NumTopics returns the number of topics.
+func (im *Image) NumTopics() int { return len(im.topics) }
+
+// Apply validates r against im and returns the image after r. im is left
+// unchanged. Errors wrap the package's sentinel errors.
+func (im *Image) Apply(r Record) (*Image, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	next := &Image{
+		Offset:    im.Offset + 1,
+		clusterID: im.clusterID,
+		brokers:   im.brokers,
+		topics:    im.topics,
+		byID:      im.byID,
+	}
+	switch r.Type {
+	case TypeInitCluster:
+		if im.clusterID != "" {
+			return nil, fmt.Errorf("%w: cluster id already set to %q", ErrCorruptRecord, im.clusterID)
+		}
+		if r.InitCluster.ClusterID == "" {
+			return nil, fmt.Errorf("%w: empty cluster id", ErrCorruptRecord)
+		}
+		next.clusterID = r.InitCluster.ClusterID
+	case TypeRegisterBroker:
+		b := *r.RegisterBroker
+		if b.NodeID < 0 {
+			return nil, fmt.Errorf("%w: broker node id %d < 0", ErrCorruptRecord, b.NodeID)
+		}
+		next.brokers = maps.Clone(im.brokers)
+		if next.brokers == nil {
+			next.brokers = map[int32]Broker{}
+		}
+		next.brokers[b.NodeID] = b
+	case TypeCreateTopic:
+		ct := r.CreateTopic
+		if err := ValidateTopicName(ct.Name); err != nil {
+			return nil, err
+		}
+		if _, ok := im.topics[ct.Name]; ok {
+			return nil, fmt.Errorf("topic %q: %w", ct.Name, ErrTopicExists)
+		}
+		if ct.ID == (UUID{}) {
+			return nil, fmt.Errorf("%w: topic %q has no id", ErrCorruptRecord, ct.Name)
+		}
+		if _, ok := im.byID[ct.ID]; ok {
+			return nil, fmt.Errorf("topic %q: id %s: %w", ct.Name, ct.ID, ErrTopicExists)
+		}
+		if len(ct.Partitions) < 1 {
+			return nil, fmt.Errorf("topic %q: %w: 0 partitions", ct.Name, ErrInvalidPartitions)
+		}
+		t := &Topic{Name: ct.Name, ID: ct.ID, Partitions: clonePartitions(ct.Partitions), Configs: cloneConfigs(ct.Configs)}
+		next.topics, next.byID = im.withTopic(t)
+	case TypeDeleteTopic:
+		dt := r.DeleteTopic
+		t, ok := im.topics[dt.Name]
+		if !ok || (dt.ID != (UUID{}) && t.ID != dt.ID) {
+			return nil, fmt.Errorf("topic %q: %w", dt.Name, ErrUnknownTopic)
+		}
+		next.topics = maps.Clone(im.topics)
+		next.byID = maps.Clone(im.byID)
+		delete(next.topics, t.Name)
+		delete(next.byID, t.ID)
+	case TypeCreatePartitions:
+		cp := r.CreatePartitions
+		t, ok := im.topics[cp.Name]
+		if !ok {
+			return nil, fmt.Errorf("topic %q: %w", cp.Name, ErrUnknownTopic)
+		}
+		if len(cp.Partitions) < 1 {
+			return nil, fmt.Errorf("topic %q: %w: no new partitions", cp.Name, ErrInvalidPartitions)
+		}
+		nt := *t
+		nt.Partitions = append(clonePartitions(t.Partitions), clonePartitions(cp.Partitions)...)
+		next.topics, next.byID = im.withTopic(&nt)
+	case TypeAlterTopicConfig:
+		ac := r.AlterTopicConfig
+		t, ok := im.topics[ac.Name]
+		if !ok {
+			return nil, fmt.Errorf("topic %q: %w", ac.Name, ErrUnknownTopic)
+		}
+		nt := *t
+		nt.Configs = cloneConfigs(ac.Configs)
+		next.topics, next.byID = im.withTopic(&nt)
+	default:
+		return nil, fmt.Errorf("%w: unknown record type %q", ErrCorruptRecord, r.Type)
+	}
+	return next, nil
+}
+
+// withTopic returns copies of the topic maps with t added or replaced.
+func (im *Image) withTopic(t *Topic) (map[string]*Topic, map[UUID]*Topic) {
+	topics := maps.Clone(im.topics)
+	byID := maps.Clone(im.byID)
+	if topics == nil {
+		topics = map[string]*Topic{}
+		byID = map[UUID]*Topic{}
+	}
+	topics[t.Name] = t
+	byID[t.ID] = t
+	return topics, byID
+}
+
+// Records returns a minimal sequence of records that rebuilds im from an
+// empty image (a snapshot).
+func (im *Image) Records() []Record {
+	var out []Record
+	if im.clusterID != "" {
+		out = append(out, Record{Type: TypeInitCluster, InitCluster: &InitCluster{ClusterID: im.clusterID}})
+	}
+	for _, b := range im.Brokers() {
+		b := b
+		out = append(out, Record{Type: TypeRegisterBroker, RegisterBroker: &b})
+	}
+	for _, t := range im.Topics() {
+		out = append(out, Record{Type: TypeCreateTopic, CreateTopic: &CreateTopic{
+			Name: t.Name, ID: t.ID, Partitions: t.Partitions, Configs: t.Configs,
+		}})
+	}
+	return out
+}
+
+func clonePartitions(ps []Partition) []Partition {
+	out := make([]Partition, len(ps))
+	for i, p := range ps {
+		out[i] = Partition{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR)}
+	}
+	return out
+}
+
+func cloneConfigs(c map[string]string) map[string]string {
+	if len(c) == 0 {
+		return map[string]string{}
+	}
+	return maps.Clone(c)
+}
+
+// ValidateTopicName checks Kafka's topic name rules: 1 to 249 characters
+// of [a-zA-Z0-9._-], not "." or "..".
+func ValidateTopicName(name string) error {
+	if name == "" || name == "." || name == ".." {
+		return fmt.Errorf("%w: %q", ErrInvalidTopic, name)
+	}
+	if len(name) > 249 {
+		return fmt.Errorf("%w: %q is longer than 249 characters", ErrInvalidTopic, name[:20]+"...")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("%w: %q contains %q (allowed: a-z A-Z 0-9 . _ -)", ErrInvalidTopic, name, c)
+		}
+	}
+	return nil
+}
+
+// Assign spreads partitions [first, first+count) over the brokers round
+// robin, replicationFactor replicas each, the first replica leading.
+func Assign(brokers []Broker, first, count int32, replicationFactor int16) ([]Partition, error) {
+	if len(brokers) == 0 {
+		return nil, ErrNoBrokers
+	}
+	if replicationFactor < 1 || int(replicationFactor) > len(brokers) {
+		return nil, fmt.Errorf("%w: %d with %d brokers", ErrInvalidReplicationFactor, replicationFactor, len(brokers))
+	}
+	if count < 1 {
+		return nil, fmt.Errorf("%w: %d", ErrInvalidPartitions, count)
+	}
+	out := make([]Partition, count)
+	for i := range out {
+		p := first + int32(i)
+		reps := make([]int32, replicationFactor)
+		for r := range reps {
+			reps[r] = brokers[(int(p)+r)%len(brokers)].NodeID
+		}
+		out[i] = Partition{Leader: reps[0], Replicas: reps, ISR: slices.Clone(reps)}
+	}
+	return out, nil
+}

@@ -1,0 +1,105 @@
+package metadata
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Store is the metadata the Kafka handlers read and change.
+//
+// Contract:
+//   - Image returns the current image; it never changes afterwards (read it
+//     without locks, keep it as long as you like).
+//   - The write methods build a record, make it durable (file now, a Raft
+//     quorum later), apply it, run the watchers and only then return; so a
+//     caller sees its own change in the next Image(). They return errors
+//     wrapping the sentinels (ErrTopicExists, ErrUnknownTopic,
+//     ErrInvalidTopic, ErrInvalidPartitions, ErrInvalidReplicationFactor,
+//     ErrClosed); a durability failure is returned as is and nothing is
+//     applied.
+//   - Maps passed in are copied; the returned *Topic is immutable.
+type Store interface {
+	Image() *Image
+	CreateTopic(ctx context.Context, spec TopicSpec) (*Topic, error)
+	DeleteTopic(ctx context.Context, name string) (*Topic, error)
+	CreatePartitions(ctx context.Context, name string, total int32) (*Topic, error)
+	AlterTopicConfig(ctx context.Context, name string, configs map[string]string) (*Topic, error)
+	RegisterBroker(ctx context.Context, b Broker) error
+	// Watch registers fn to run after every applied record, in record
+	// order, with the images before and after it. fn runs on the applying
+	// goroutine while the store's write lock is held: it must be quick and
+	// must not call the Store's write methods.
+	Watch(fn func(Change))
+}
+
+// Change is one applied record with the images around it.
+type Change struct {
+	Record        Record
+	Before, After *Image
+}
+
+// TopicSpec asks for a new topic. Partitions < 1 or ReplicationFactor < 1
+// mean "the default" and must be resolved by the caller (the Kafka layer
+// knows num.partitions and default.replication.factor).
+type TopicSpec struct {
+	Name              string
+	Partitions        int32
+	ReplicationFactor int16
+	Configs           map[string]string
+	// ValidateOnly checks the request and returns the topic it would
+	// create without creating it (CreateTopics validate_only).
+	ValidateOnly bool
+}
+
+// buildCreateTopic validates spec against im and returns the record.
+func buildCreateTopic(im *Image, spec TopicSpec) (Record, error) {
+	if err := ValidateTopicName(spec.Name); err != nil {
+		return Record{}, err
+	}
+	if _, ok := im.Topic(spec.Name); ok {
+		return Record{}, fmt.Errorf("topic %q: %w", spec.Name, ErrTopicExists)
+	}
+	if err := checkCollision(im, spec.Name); err != nil {
+		return Record{}, err
+	}
+	if spec.Partitions < 1 {
+		return Record{}, fmt.Errorf("topic %q: %w: %d", spec.Name, ErrInvalidPartitions, spec.Partitions)
+	}
+	parts, err := Assign(im.Brokers(), 0, spec.Partitions, spec.ReplicationFactor)
+	if err != nil {
+		return Record{}, fmt.Errorf("topic %q: %w", spec.Name, err)
+	}
+	return Record{Type: TypeCreateTopic, CreateTopic: &CreateTopic{
+		Name: spec.Name, ID: NewUUID(), Partitions: parts, Configs: cloneConfigs(spec.Configs),
+	}}, nil
+}
+
+// checkCollision rejects names that differ from an existing one only by
+// '.' versus '_' (Kafka forbids them: metric names would collide).
+func checkCollision(im *Image, name string) error {
+	norm := strings.ReplaceAll(name, ".", "_")
+	for _, t := range im.topics {
+		if strings.ReplaceAll(t.Name, ".", "_") == norm {
+			return fmt.Errorf("%w: %q collides with existing topic %q ('.' and '_' are interchangeable in metric names)", ErrInvalidTopic, name, t.Name)
+		}
+	}
+	return nil
+}
+
+func buildCreatePartitions(im *Image, name string, total int32) (Record, error) {
+	t, ok := im.Topic(name)
+	if !ok {
+		return Record{}, fmt.Errorf("topic %q: %w", name, ErrUnknownTopic)
+	}
+	have := int32(len(t.Partitions))
+	if total <= have {
+		return Record{}, fmt.Errorf("topic %q: %w: asked for %d, it already has %d", name, ErrInvalidPartitions, total, have)
+	}
+	rf := int16(len(t.Partitions[0].Replicas))
+	parts, err := Assign(im.Brokers(), have, total-have, rf)
+	if err != nil {
+		return Record{}, fmt.Errorf("topic %q: %w", name, err)
+	}
+	return Record{Type: TypeCreatePartitions, CreatePartitions: &CreatePartitions{Name: name, Partitions: parts}}, nil
+}
