@@ -1,0 +1,249 @@
+package topicconfig
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Broker-level config names weir reads directly.
+const (
+	BrokerAutoCreateTopicsEnable   = "auto.create.topics.enable"
+	BrokerNumPartitions            = "num.partitions"
+	BrokerDefaultReplicationFactor = "default.replication.factor"
+	BrokerMessageMaxBytes          = "message.max.bytes"
+	BrokerMinInsyncReplicas        = "min.insync.replicas"
+	BrokerDeleteTopicEnable        = "delete.topic.enable"
+	BrokerProducerIDExpirationMs   = "producer.id.expiration.ms"
+	BrokerTransactionalIDExpiry    = "transactional.id.expiration.ms"
+	BrokerNodeID                   = "node.id"
+	BrokerLogDirs                  = "log.dirs"
+	BrokerListeners                = "listeners"
+	BrokerAdvertisedListeners      = "advertised.listeners"
+)
+
+// brokerDefs are the broker configs weir knows: the topic-config synonyms
+// (log.*) plus the broker settings weir reads or reports. weir has no
+// dynamic broker configs: they are all set at startup and read-only at
+// runtime.
+var brokerDefs = []Def{
+	{Name: BrokerAdvertisedListeners, Type: TypeString, Doc: "Listeners advertised to clients (default: listeners)."},
+	{Name: BrokerAutoCreateTopicsEnable, Type: TypeBoolean, Default: "true", HasDefault: true, Honoured: true,
+		Doc: "Create a topic when a client asks for its metadata and it does not exist."},
+	{Name: "compression.gzip.level", Type: TypeInt, Default: "-1", HasDefault: true, check: gzipLevel, Doc: "Default gzip level."},
+	{Name: "compression.lz4.level", Type: TypeInt, Default: "9", HasDefault: true, check: between(1, 17), Doc: "Default lz4 level."},
+	{Name: "compression.type", Type: TypeString, Default: "producer", HasDefault: true,
+		check: oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), Doc: "Default compression.type of topics."},
+	{Name: "compression.zstd.level", Type: TypeInt, Default: "3", HasDefault: true, check: between(-131072, 22), Doc: "Default zstd level."},
+	{Name: BrokerDefaultReplicationFactor, Type: TypeInt, Default: "1", HasDefault: true, Honoured: true, check: atLeast(1),
+		Doc: "Replication factor of topics created without one (and auto-created topics)."},
+	{Name: BrokerDeleteTopicEnable, Type: TypeBoolean, Default: "true", HasDefault: true, Honoured: true,
+		Doc: "Allow DeleteTopics."},
+	{Name: BrokerListeners, Type: TypeString, Doc: "Addresses the broker listens on."},
+	{Name: "log.cleaner.delete.retention.ms", Type: TypeLong, Default: "86400000", HasDefault: true, check: atLeast(0), Doc: "Default delete.retention.ms."},
+	{Name: "log.cleaner.max.compaction.lag.ms", Type: TypeLong, Default: maxLongString, HasDefault: true, check: atLeast(1), Doc: "Default max.compaction.lag.ms."},
+	{Name: "log.cleaner.min.cleanable.ratio", Type: TypeDouble, Default: "0.5", HasDefault: true, check: doubleBetween(0, 1), Doc: "Default min.cleanable.dirty.ratio."},
+	{Name: "log.cleaner.min.compaction.lag.ms", Type: TypeLong, Default: "0", HasDefault: true, check: atLeast(0), Doc: "Default min.compaction.lag.ms."},
+	{Name: "log.cleanup.policy", Type: TypeList, Default: "delete", HasDefault: true, check: listOf(cleanupPolicyCompact, cleanupPolicyDelete), Doc: "Default cleanup.policy."},
+	{Name: BrokerLogDirs, Type: TypeString, Doc: "The data directory."},
+	{Name: "log.flush.interval.messages", Type: TypeLong, Default: maxLongString, HasDefault: true, check: atLeast(1), Doc: "Default flush.messages."},
+	{Name: "log.flush.interval.ms", Type: TypeLong, Doc: "Default flush.ms (if unset: log.flush.scheduler.interval.ms)."},
+	{Name: "log.flush.scheduler.interval.ms", Type: TypeLong, Default: maxLongString, HasDefault: true, Doc: "How often the flusher checks whether a log needs flushing."},
+	{Name: "log.index.interval.bytes", Type: TypeInt, Default: "4096", HasDefault: true, check: atLeast(0), Doc: "Default index.interval.bytes."},
+	{Name: "log.index.size.max.bytes", Type: TypeInt, Default: "10485760", HasDefault: true, check: atLeast(4), Doc: "Default segment.index.bytes."},
+	{Name: "log.local.retention.bytes", Type: TypeLong, Default: "-2", HasDefault: true, check: atLeast(-2), Doc: "Default local.retention.bytes."},
+	{Name: "log.local.retention.ms", Type: TypeLong, Default: "-2", HasDefault: true, check: atLeast(-2), Doc: "Default local.retention.ms."},
+	{Name: "log.message.downconversion.enable", Type: TypeBoolean, Default: "true", HasDefault: true, Doc: "Deprecated; no effect."},
+	{Name: "log.message.format.version", Type: TypeString, Default: "3.0-IV1", HasDefault: true, Doc: "Deprecated; no effect."},
+	{Name: "log.message.timestamp.after.max.ms", Type: TypeLong, Default: maxLongString, HasDefault: true, check: atLeast(0), Doc: "Default message.timestamp.after.max.ms."},
+	{Name: "log.message.timestamp.before.max.ms", Type: TypeLong, Default: maxLongString, HasDefault: true, check: atLeast(0), Doc: "Default message.timestamp.before.max.ms."},
+	{Name: "log.message.timestamp.difference.max.ms", Type: TypeLong, Default: maxLongString, HasDefault: true, check: atLeast(0), Doc: "Deprecated; no effect."},
+	{Name: "log.message.timestamp.type", Type: TypeString, Default: timestampCreateTime, HasDefault: true,
+		check: oneOf(timestampCreateTime, timestampLogAppendTime), Doc: "Default message.timestamp.type."},
+	{Name: "log.preallocate", Type: TypeBoolean, Default: "false", HasDefault: true, Doc: "Default preallocate."},
+	{Name: "log.retention.bytes", Type: TypeLong, Default: "-1", HasDefault: true, Doc: "Default retention.bytes."},
+	{Name: "log.retention.check.interval.ms", Type: TypeLong, Default: "300000", HasDefault: true, Honoured: true, check: atLeast(1),
+		Doc: "How often logs are checked for segments to delete by retention."},
+	{Name: "log.retention.hours", Type: TypeInt, Default: "168", HasDefault: true, Doc: "Default retention in hours (after log.retention.ms and log.retention.minutes)."},
+	{Name: "log.retention.minutes", Type: TypeInt, Doc: "Default retention in minutes (after log.retention.ms)."},
+	{Name: "log.retention.ms", Type: TypeLong, Doc: "Default retention.ms; -1 means no time limit."},
+	{Name: "log.roll.hours", Type: TypeInt, Default: "168", HasDefault: true, check: atLeast(1), Doc: "Default segment roll time in hours (after log.roll.ms)."},
+	{Name: "log.roll.jitter.hours", Type: TypeInt, Default: "0", HasDefault: true, check: atLeast(0), Doc: "Default segment.jitter.ms in hours."},
+	{Name: "log.roll.jitter.ms", Type: TypeLong, Doc: "Default segment.jitter.ms."},
+	{Name: "log.roll.ms", Type: TypeLong, Doc: "Default segment.ms."},
+	{Name: "log.segment.bytes", Type: TypeInt, Default: "1073741824", HasDefault: true, check: atLeast(MinSegmentBytes), Doc: "Default segment.bytes."},
+	{Name: "log.segment.delete.delay.ms", Type: TypeLong, Default: "60000", HasDefault: true, check: atLeast(0), Doc: "Default file.delete.delay.ms."},
+	{Name: BrokerMessageMaxBytes, Type: TypeInt, Default: "1048588", HasDefault: true, Honoured: true, check: atLeast(0),
+		Doc: "Largest record batch the broker accepts (default max.message.bytes of topics)."},
+	{Name: BrokerMinInsyncReplicas, Type: TypeInt, Default: "1", HasDefault: true, Honoured: true, check: atLeast(1), Doc: "Default min.insync.replicas."},
+	{Name: BrokerNodeID, Type: TypeInt, Default: "-1", HasDefault: true, Doc: "This broker's node id."},
+	{Name: BrokerNumPartitions, Type: TypeInt, Default: "1", HasDefault: true, Honoured: true, check: atLeast(1),
+		Doc: "Partition count of topics created without one (and auto-created topics)."},
+	{Name: BrokerProducerIDExpirationMs, Type: TypeInt, Default: "86400000", HasDefault: true, Honoured: true, check: atLeast(1),
+		Doc: "How long a partition keeps an idle producer's idempotence state."},
+	{Name: "replica.lag.time.max.ms", Type: TypeLong, Default: "30000", HasDefault: true, Doc: "How long a follower may lag before leaving the ISR."},
+	{Name: BrokerTransactionalIDExpiry, Type: TypeInt, Default: "604800000", HasDefault: true, check: atLeast(1),
+		Doc: "How long an idle transactional id is kept."},
+	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", HasDefault: true, Doc: "Default unclean.leader.election.enable."},
+}
+
+var brokerByName = func() map[string]*Def {
+	m := make(map[string]*Def, len(brokerDefs))
+	for i := range brokerDefs {
+		m[brokerDefs[i].Name] = &brokerDefs[i]
+	}
+	return m
+}()
+
+// BrokerDef returns the definition of broker config name.
+func BrokerDef(name string) (*Def, bool) {
+	d, ok := brokerByName[name]
+	return d, ok
+}
+
+// BrokerNames returns every broker config name weir knows, sorted.
+func BrokerNames() []string {
+	out := make([]string, 0, len(brokerDefs))
+	for i := range brokerDefs {
+		out = append(out, brokerDefs[i].Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Broker is a broker's static configuration: Kafka's defaults overridden by
+// what was set at startup (flags, files). It is immutable and safe for
+// concurrent use.
+type Broker struct {
+	static map[string]string
+}
+
+var defaultBroker = &Broker{static: map[string]string{}}
+
+// Defaults returns a Broker with Kafka's defaults and nothing set.
+func Defaults() *Broker { return defaultBroker }
+
+// NewBroker validates static broker configs (Kafka names, e.g.
+// "log.retention.hours": "24", "num.partitions": "3", "node.id": "1") and
+// returns the Broker. Errors wrap ErrUnknownConfig or ErrInvalidValue and
+// name the key.
+func NewBroker(static map[string]string) (*Broker, error) {
+	b := &Broker{static: make(map[string]string, len(static))}
+	for name, v := range static {
+		d, ok := brokerByName[name]
+		if !ok {
+			return nil, fmt.Errorf("%w: unknown broker config name: %s", ErrUnknownConfig, name)
+		}
+		if err := d.Validate(v); err != nil {
+			return nil, err
+		}
+		b.static[name] = v
+	}
+	return b, nil
+}
+
+// Value returns broker config name's value and source; ok is false when the
+// config is unknown or has neither a static value nor a default.
+func (b *Broker) Value(name string) (value string, src Source, ok bool) {
+	if v, set := b.static[name]; set {
+		return v, SourceStaticBroker, true
+	}
+	if d, known := brokerByName[name]; known && d.HasDefault {
+		return d.Default, SourceDefault, true
+	}
+	return "", SourceUnknown, false
+}
+
+func (b *Broker) int64Value(name string) int64 {
+	v, _, _ := b.Value(name)
+	n, _ := parseInt(v, 64)
+	return n
+}
+
+func (b *Broker) boolValue(name string) bool {
+	v, _, _ := b.Value(name)
+	t, _ := parseBool(v)
+	return t
+}
+
+// NumPartitions is num.partitions: the partition count of topics created
+// without one.
+func (b *Broker) NumPartitions() int32 { return int32(b.int64Value(BrokerNumPartitions)) }
+
+// DefaultReplicationFactor is default.replication.factor.
+func (b *Broker) DefaultReplicationFactor() int16 {
+	return int16(b.int64Value(BrokerDefaultReplicationFactor))
+}
+
+// AutoCreateTopics is auto.create.topics.enable.
+func (b *Broker) AutoCreateTopics() bool { return b.boolValue(BrokerAutoCreateTopicsEnable) }
+
+// DeleteTopicEnable is delete.topic.enable.
+func (b *Broker) DeleteTopicEnable() bool { return b.boolValue(BrokerDeleteTopicEnable) }
+
+// MessageMaxBytes is message.max.bytes.
+func (b *Broker) MessageMaxBytes() int32 { return int32(b.int64Value(BrokerMessageMaxBytes)) }
+
+// RetentionCheckInterval is log.retention.check.interval.ms.
+func (b *Broker) RetentionCheckInterval() time.Duration {
+	return msDuration(b.int64Value("log.retention.check.interval.ms"))
+}
+
+// ProducerIDExpiration is producer.id.expiration.ms: how long a partition
+// keeps the idempotence state of a producer that has not written to it.
+func (b *Broker) ProducerIDExpiration() time.Duration {
+	return msDuration(b.int64Value(BrokerProducerIDExpirationMs))
+}
+
+// Describe returns DescribeConfigs entries for the broker resource: every
+// known broker config (names nil or empty) or only those named (unknown
+// names are skipped, as Kafka does). All are read-only: weir has no dynamic
+// broker configs.
+func (b *Broker) Describe(names []string, includeSynonyms, includeDocs bool) []Entry {
+	want := BrokerNames()
+	if len(names) > 0 {
+		want = want[:0]
+		for _, n := range names {
+			if _, ok := brokerByName[n]; ok {
+				want = append(want, n)
+			}
+		}
+	}
+	out := make([]Entry, 0, len(want))
+	for _, name := range want {
+		d := brokerByName[name]
+		e := Entry{Name: name, Type: d.Type, ReadOnly: true, Source: SourceDefault}
+		if v, src, ok := b.Value(name); ok {
+			e.Value = strPtr(v)
+			e.Source = src
+		}
+		if includeDocs {
+			e.Doc = d.Doc
+		}
+		if includeSynonyms {
+			if v, set := b.static[name]; set {
+				e.Synonyms = append(e.Synonyms, EntrySynonym{Name: name, Value: strPtr(v), Source: SourceStaticBroker})
+			}
+			if d.HasDefault {
+				e.Synonyms = append(e.Synonyms, EntrySynonym{Name: name, Value: strPtr(d.Default), Source: SourceDefault})
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func strPtr(s string) *string { return &s }
+
+// msDuration converts Kafka milliseconds to a Duration, saturating instead
+// of overflowing (Kafka's Long.MAX_VALUE "never" stays "never").
+func msDuration(ms int64) time.Duration {
+	const maxMs = int64(1<<63-1) / int64(time.Millisecond)
+	switch {
+	case ms > maxMs:
+		return time.Duration(1<<63 - 1)
+	case ms < -maxMs:
+		return -time.Duration(1<<63 - 1)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
