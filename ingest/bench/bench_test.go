@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// syncBuf is a goroutine-safe bytes.Buffer for progress output.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newFake(t *testing.T) []string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+func TestProduceThenConsume(t *testing.T) {
+	brokers := newFake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out syncBuf
+	const n = 30000
+	pr, err := Produce(ctx, ProduceConfig{
+		Brokers: brokers, Topic: "bench", Records: n, RecordSize: 64,
+		Acks: -1, Partitions: 4, Producers: 2, Report: 20 * time.Millisecond, Out: &out,
+	})
+	if err != nil {
+		t.Fatalf("Produce: %v\n%s", err, out.String())
+	}
+	if pr.Records != n || pr.Bytes != n*64 || pr.Errors != 0 || pr.Latency.Count() != n {
+		t.Fatalf("produce result %+v (latency count %d)", pr, pr.Latency.Count())
+	}
+	if pr.Latency.Quantile(0.5) <= 0 || pr.Latency.Max() < pr.Latency.Quantile(0.99) {
+		t.Fatalf("implausible latencies: p50 %d p99 %d max %d", pr.Latency.Quantile(0.5), pr.Latency.Quantile(0.99), pr.Latency.Max())
+	}
+	if !strings.Contains(out.String(), "30000 records sent,") || !strings.Contains(out.String(), "ms 99.9th") {
+		t.Fatalf("summary missing from output:\n%s", out.String())
+	}
+
+	// The topic was created with 4 partitions and records spread over them.
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, "bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	used := 0
+	ends.Each(func(o kadm.ListedOffset) {
+		total += o.Offset
+		if o.Offset > 0 {
+			used++
+		}
+	})
+	if len(ends["bench"]) != 4 || total != n || used < 2 {
+		t.Fatalf("end offsets %v: want 4 partitions summing to %d over >= 2 partitions", ends, n)
+	}
+
+	var cout syncBuf
+	cr, err := Consume(ctx, ConsumeConfig{Brokers: brokers, Topic: "bench", Records: n, Idle: 10 * time.Second, Out: &cout})
+	if err != nil {
+		t.Fatalf("Consume: %v\n%s", err, cout.String())
+	}
+	if cr.Records != n || cr.Bytes != n*64 || cr.Fetches == 0 || cr.FetchLatency.Count() == 0 {
+		t.Fatalf("consume result %+v", cr)
+	}
+	if !strings.Contains(cout.String(), "30000 records consumed") {
+		t.Fatalf("consume summary missing:\n%s", cout.String())
+	}
+
+	// Asking for more than exists ends with ErrIdle after the idle time.
+	cr, err = Consume(ctx, ConsumeConfig{Brokers: brokers, Topic: "bench", Records: n + 1, Idle: 500 * time.Millisecond})
+	if !errors.Is(err, ErrIdle) || cr.Records != n {
+		t.Fatalf("over-asking: err %v, records %d", err, cr.Records)
+	}
+}
+
+func TestProduceThrottled(t *testing.T) {
+	brokers := newFake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const n, rate = 600, 2000.0 // 0.3 s at the cap
+	pr, err := Produce(ctx, ProduceConfig{Brokers: brokers, Topic: "slow", Records: n, Acks: 1, Throughput: rate, Report: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if min := time.Duration(float64(n-1) / rate * float64(time.Second)); pr.Elapsed < min-5*time.Millisecond {
+		t.Fatalf("throttled run took %v, want >= %v", pr.Elapsed, min)
+	}
+	if pr.RecordsPerSec() > rate*1.1 {
+		t.Fatalf("rate %.0f exceeds the cap %.0f", pr.RecordsPerSec(), rate)
+	}
+}
+
+func TestProduceConfigErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []ProduceConfig{
+		{Topic: "t", Records: 1},
+		{Brokers: []string{"x:1"}, Records: 1},
+		{Brokers: []string{"x:1"}, Topic: "t"},
+	} {
+		if _, err := Produce(ctx, c); !errors.Is(err, ErrConfig) {
+			t.Errorf("Produce(%+v) err = %v, want ErrConfig", c, err)
+		}
+	}
+	if _, err := Consume(ctx, ConsumeConfig{Topic: "t"}); !errors.Is(err, ErrConfig) {
+		t.Errorf("Consume without brokers err = %v", err)
+	}
+}
+
+func TestProduceErrorStops(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The broker refuses every produce with a non-retriable error.
+	c.ControlKey(0, func(req kmsgRequest) (kmsgResponse, error, bool) {
+		c.KeepControl()
+		return rejectProduce(req), nil, true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pr, err := Produce(ctx, ProduceConfig{Brokers: c.ListenAddrs(), Topic: "t", Records: 1000, Acks: 1, Report: -1})
+	if err == nil || !strings.Contains(err.Error(), `topic "t"`) {
+		t.Fatalf("err = %v, want a produce error naming the topic", err)
+	}
+	if pr.Errors == 0 || pr.Records != 0 {
+		t.Fatalf("result %+v", pr)
+	}
+}
