@@ -1,0 +1,130 @@
+package kafka
+
+// Metadata (key 3), versions 0-9.
+//
+// Lists the registered brokers (with their advertised addresses), the
+// cluster id (v2+), the controller (this node while single-node), and the
+// requested topics with each partition's leader, leader epoch (v7+),
+// replicas and ISR. A null topic list (v1+) or an empty one (v0) means all
+// topics; an empty list at v1+ means none.
+//
+// Unknown topics are created when auto.create.topics.enable is on and the
+// request allows it (always below v4, AllowAutoTopicCreation from v4),
+// with num.partitions partitions and default.replication.factor replicas;
+// the creation is synchronous, so the new topic is returned at once with
+// no error. Otherwise an unknown topic gets UNKNOWN_TOPIC_OR_PARTITION, and
+// an illegal name INVALID_TOPIC_EXCEPTION.
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"weir/broker/metadata"
+)
+
+func init() { register(kmsg.Metadata.Int16(), 0, 9, handleMetadata) }
+
+func handleMetadata(s *Server, r *Request) (kmsg.Response, error) {
+	req := r.Kmsg.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	img := s.meta.Image()
+
+	autoCreate := s.cfg.BrokerConfig.AutoCreateTopics() && (req.Version < 4 || req.AllowAutoTopicCreation)
+	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
+		for _, t := range img.Topics() {
+			resp.Topics = append(resp.Topics, metadataTopic(s, img, t))
+		}
+	} else {
+		for _, rt := range req.Topics {
+			if rt.Topic == nil {
+				// Topic ids (v10+) are not served.
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+			name := *rt.Topic
+			t, ok := img.Topic(name)
+			if !ok && autoCreate {
+				t, img = s.autoCreateTopic(r, name)
+				ok = t != nil
+			}
+			if !ok {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.Topic = kmsg.StringPtr(name)
+				mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				if metadata.ValidateTopicName(name) != nil {
+					mt.ErrorCode = kerr.InvalidTopicException.Code
+				}
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+			resp.Topics = append(resp.Topics, metadataTopic(s, img, t))
+		}
+	}
+
+	for _, b := range img.Brokers() {
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.NodeID, b.Host, b.Port, b.Rack
+		resp.Brokers = append(resp.Brokers, mb)
+	}
+	if id := img.ClusterID(); id != "" {
+		resp.ClusterID = kmsg.StringPtr(id)
+	}
+	resp.ControllerID = s.cfg.NodeID
+	return resp, nil
+}
+
+// autoCreateTopic creates name with the broker defaults and returns it with
+// the image that holds it; nil when the name is illegal or creation failed.
+func (s *Server) autoCreateTopic(r *Request, name string) (*metadata.Topic, *metadata.Image) {
+	t, err := s.meta.CreateTopic(r.Ctx, metadata.TopicSpec{
+		Name:              name,
+		Partitions:        s.cfg.BrokerConfig.NumPartitions(),
+		ReplicationFactor: s.cfg.BrokerConfig.DefaultReplicationFactor(),
+	})
+	img := s.meta.Image()
+	switch {
+	case err == nil:
+		s.log.Info("topic auto-created", zap.String("topic", name), zap.Int32("partitions", s.cfg.BrokerConfig.NumPartitions()), zap.String("client_id", r.ClientID))
+		return t, img
+	case errors.Is(err, metadata.ErrTopicExists):
+		t, _ = img.Topic(name) // created concurrently
+		return t, img
+	case errors.Is(err, metadata.ErrInvalidTopic):
+		return nil, img
+	default:
+		s.log.Warn("topic auto-creation failed", zap.String("topic", name), zap.Error(err))
+		return nil, img
+	}
+}
+
+func metadataTopic(s *Server, img *metadata.Image, t *metadata.Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = kmsg.StringPtr(t.Name)
+	mt.TopicID = t.ID
+	mt.IsInternal = isInternalTopic(t.Name)
+	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, len(t.Partitions))
+	for i, p := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = int32(i)
+		mp.Leader = p.Leader
+		mp.LeaderEpoch = p.LeaderEpoch
+		mp.Replicas = p.Replicas
+		mp.ISR = p.ISR
+		mp.OfflineReplicas = []int32{}
+		if _, ok := img.Broker(p.Leader); !ok {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		mt.Partitions[i] = mp
+	}
+	return mt
+}
+
+// isInternalTopic reports Kafka's internal topics.
+func isInternalTopic(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}

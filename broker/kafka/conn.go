@@ -1,0 +1,346 @@
+package kafka
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+// A connection runs two goroutines:
+//
+//	reader: read frame -> parse header -> decode -> handle (inline, or on a
+//	        goroutine for async APIs) -> push a slot onto queue
+//	writer: pop slots in order -> wait until each is done -> write its frame
+//	        (flushing when nothing else is ready, or before waiting)
+//
+// The queue holds the slots in request order, so responses go back in
+// request order even when async handlers finish out of order. Its capacity
+// bounds the requests in flight per connection (backpressure on the reader).
+
+const (
+	maxInFlight    = 128
+	readBufSize    = 64 << 10
+	writeBufSize   = 64 << 10
+	keepReadBuf    = 4 << 20 // larger request buffers are not kept for reuse
+	minRequestSize = 8       // key, version, correlation id
+)
+
+// slot is one request's place in the response order.
+type slot struct {
+	done  chan struct{} // closed when ready; nil when ready at enqueue
+	api   *api
+	start time.Time
+	// frame is the encoded response (size prefix included); nil with
+	// spliced nil means no response (acks=0).
+	frame   []byte
+	spliced splicer
+	err     error // the request failed: close the connection
+}
+
+// splicer is implemented by responses that write their own frame, such as
+// Fetch responses whose record batches come straight from log files.
+type splicer interface {
+	// writeFrame writes the whole frame (size prefix, header hdr, body).
+	writeFrame(w *connWriter, hdr []byte) error
+	// release frees what the response holds (file sections); called once,
+	// whether or not writeFrame ran.
+	release()
+}
+
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	remote string
+	ctx    context.Context
+	cancel context.CancelFunc
+	queue  chan *slot
+	br     *bufio.Reader
+	w      connWriter
+	rbuf   []byte
+	closed sync.Once
+}
+
+// connWriter is the buffered writing side of a connection, with access to
+// the raw socket for sendfile.
+type connWriter struct {
+	bw  *bufio.Writer
+	raw net.Conn
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	return &conn{
+		s:      s,
+		nc:     nc,
+		remote: nc.RemoteAddr().String(),
+		ctx:    ctx,
+		cancel: cancel,
+		queue:  make(chan *slot, maxInFlight),
+		br:     bufio.NewReaderSize(nc, readBufSize),
+		w:      connWriter{bw: bufio.NewWriterSize(nc, writeBufSize), raw: nc},
+	}
+}
+
+// serve runs the connection until the peer closes it, an error, or
+// shutdown. It returns after both goroutines have finished.
+func (c *conn) serve() {
+	c.s.metrics.connOpened()
+	defer c.s.metrics.connClosed()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	err := c.readLoop()
+	close(c.queue)
+	<-writerDone
+	c.close()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) {
+		c.s.log.Debug("kafka connection closed", zap.String("remote", c.remote), zap.Error(err))
+	}
+}
+
+func (c *conn) close() {
+	c.closed.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+// readLoop reads and dispatches requests until an error.
+func (c *conn) readLoop() error {
+	var sizeBuf [4]byte
+	for {
+		if c.ctx.Err() != nil {
+			return c.ctx.Err()
+		}
+		if d := c.s.cfg.IdleTimeout; d > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(d))
+		}
+		if _, err := io.ReadFull(c.br, sizeBuf[:]); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && c.ctx.Err() == nil {
+				return fmt.Errorf("idle for %s (connections.max.idle.ms)", c.s.cfg.IdleTimeout)
+			}
+			return err
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < minRequestSize || size > c.s.cfg.MaxRequestBytes {
+			c.s.metrics.rejectedFrames.Inc()
+			return fmt.Errorf("%w: request size %d outside [%d, %d] (socket.request.max.bytes)", errFrame, size, minRequestSize, c.s.cfg.MaxRequestBytes)
+		}
+		buf := c.rbuf
+		if int(size) > cap(buf) {
+			buf = make([]byte, size)
+			if size <= keepReadBuf {
+				c.rbuf = buf
+			}
+		}
+		buf = buf[:size]
+		if _, err := io.ReadFull(c.br, buf); err != nil {
+			return fmt.Errorf("%w: reading %d-byte request: %w", errFrame, size, err)
+		}
+		if err := c.dispatch(buf, time.Now()); err != nil {
+			return err
+		}
+	}
+}
+
+// dispatch parses, decodes and runs one request, queueing its slot.
+func (c *conn) dispatch(buf []byte, received time.Time) error {
+	h, body, err := parseHeader(buf)
+	if err != nil {
+		c.s.metrics.rejectedFrames.Inc()
+		return err
+	}
+	var a *api
+	if h.key >= 0 && int(h.key) < len(apis) {
+		a = apis[h.key]
+	}
+	if a == nil {
+		c.s.metrics.rejectedFrames.Inc()
+		return fmt.Errorf("%w: unsupported API key %d", errFrame, h.key)
+	}
+	if h.version < a.min || h.version > a.max {
+		if h.key == kmsg.ApiVersions.Int16() {
+			// KIP-511: answer an unknown ApiVersions version with
+			// UNSUPPORTED_VERSION and a v0 body listing what we serve.
+			return c.enqueue(&slot{api: a, start: received, frame: encodeFrame(&h, unsupportedAPIVersions())})
+		}
+		c.s.metrics.rejectedFrames.Inc()
+		return fmt.Errorf("%w: %s (key %d) version %d not in %d..%d", errFrame, kmsg.NameForKey(h.key), h.key, h.version, a.min, a.max)
+	}
+	kreq := kmsg.RequestForKey(h.key)
+	kreq.SetVersion(h.version)
+	h.flexible = kreq.IsFlexible()
+	if h.flexible {
+		if body, err = skipHeaderTags(body); err != nil {
+			c.s.metrics.rejectedFrames.Inc()
+			return err
+		}
+	}
+	if u, ok := kreq.(kmsg.UnsafeReadFrom); ok {
+		err = u.UnsafeReadFrom(body)
+	} else {
+		err = kreq.ReadFrom(body)
+	}
+	if err != nil {
+		c.s.metrics.rejectedFrames.Inc()
+		return fmt.Errorf("%w: decoding %s v%d: %v", errFrame, kmsg.NameForKey(h.key), h.version, err)
+	}
+	r := &Request{Ctx: c.ctx, Key: h.key, Version: h.version, ClientID: h.clientID, Kmsg: kreq, Received: received, Remote: c.remote}
+	if !a.async {
+		sl := &slot{api: a, start: received}
+		c.run(sl, &h, r)
+		if err := c.enqueue(sl); err != nil {
+			return err
+		}
+		return sl.err
+	}
+	// The async handler owns buf (the request aliases it).
+	c.rbuf = nil
+	h.clientID = string([]byte(h.clientID))
+	r.ClientID = h.clientID
+	sl := &slot{api: a, start: received, done: make(chan struct{})}
+	if err := c.enqueue(sl); err != nil {
+		return err
+	}
+	c.s.inflight.Add(1)
+	go func() {
+		defer c.s.inflight.Done()
+		defer close(sl.done)
+		c.run(sl, &h, r)
+	}()
+	return nil
+}
+
+// run calls the handler and fills in sl.
+func (c *conn) run(sl *slot, h *header, r *Request) {
+	resp, err := sl.api.handle(c.s, r)
+	if err != nil {
+		sl.err = fmt.Errorf("%s v%d: %w", kmsg.NameForKey(h.key), h.version, err)
+		if sp, ok := resp.(splicer); ok {
+			sp.release()
+		}
+		return
+	}
+	if resp == nil {
+		return
+	}
+	resp.SetVersion(h.version)
+	if sp, ok := resp.(splicer); ok {
+		sl.spliced = sp
+		sl.frame = appendResponseHeader(make([]byte, 0, 16), h)
+		return
+	}
+	sl.frame = encodeFrame(h, resp)
+}
+
+// encodeFrame encodes a response frame: size, header, body.
+func encodeFrame(h *header, resp kmsg.Response) []byte {
+	b := make([]byte, 4, 256)
+	b = appendResponseHeader(b, h)
+	b = resp.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+func (c *conn) enqueue(sl *slot) error {
+	select {
+	case c.queue <- sl:
+		return nil
+	case <-c.ctx.Done():
+		if sl.spliced != nil {
+			sl.spliced.release()
+		}
+		return c.ctx.Err()
+	}
+}
+
+// writeLoop writes responses in request order. After a write error or a
+// failed request it closes the connection and keeps draining the queue
+// (releasing what slots hold) until the reader closes it.
+func (c *conn) writeLoop() {
+	dead := false
+	for sl := range c.queue {
+		if sl.done != nil {
+			select {
+			case <-sl.done:
+			default:
+				if !dead {
+					if err := c.flush(); err != nil {
+						dead = c.fail(err)
+					}
+				}
+				<-sl.done
+			}
+		}
+		if dead {
+			if sl.spliced != nil {
+				sl.spliced.release()
+			}
+			continue
+		}
+		if sl.err != nil {
+			dead = c.fail(sl.err)
+			continue
+		}
+		var err error
+		switch {
+		case sl.spliced != nil:
+			err = sl.spliced.writeFrame(&c.w, sl.frame)
+			sl.spliced.release()
+		case sl.frame != nil:
+			_, err = c.w.bw.Write(sl.frame)
+		}
+		c.s.metrics.observe(sl.api.key, sl.start)
+		if err == nil && len(c.queue) == 0 {
+			err = c.flush()
+		}
+		if err != nil {
+			dead = c.fail(err)
+		}
+	}
+	if !dead {
+		c.flush()
+	}
+}
+
+func (c *conn) flush() error {
+	if c.w.bw.Buffered() == 0 {
+		return nil
+	}
+	if d := c.s.cfg.IdleTimeout; d > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(d))
+	}
+	return c.w.bw.Flush()
+}
+
+// fail closes the connection because of err; it returns true.
+func (c *conn) fail(err error) bool {
+	if !errors.Is(err, net.ErrClosed) {
+		c.s.log.Debug("kafka connection failed", zap.String("remote", c.remote), zap.Error(err))
+	}
+	c.close()
+	return true
+}
+
+// unsupportedAPIVersions is the v0 ApiVersions body for a version we do not
+// serve.
+func unsupportedAPIVersions() kmsg.Response {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 0
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	resp.ApiKeys = apiVersionKeys()
+	return resp
+}

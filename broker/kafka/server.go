@@ -1,0 +1,279 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"weir/broker/metadata"
+	"weir/broker/topicconfig"
+)
+
+// Config configures a Server. Start from DefaultConfig: its zero values
+// are not Kafka's defaults.
+type Config struct {
+	// NodeID is this broker's node id (broker.id / node.id).
+	NodeID int32
+	// Addr is the Kafka listener address, host:port; port 0 picks one.
+	Addr string
+	// AdvertisedAddr is the host:port given to clients in Metadata; empty
+	// means the bound listener address (with an unspecified host replaced
+	// by the machine's hostname).
+	AdvertisedAddr string
+	// Rack is this broker's rack (broker.rack), nil for none.
+	Rack *string
+
+	// Metadata is the cluster metadata; required.
+	Metadata metadata.Store
+
+	// BrokerConfig is the broker's static configuration (Kafka names:
+	// auto.create.topics.enable, num.partitions, default.replication.factor,
+	// message.max.bytes and the log.* defaults of topic configs); nil
+	// means Kafka's defaults.
+	BrokerConfig *topicconfig.Broker
+	// MaxRequestBytes is socket.request.max.bytes (default 100 MiB).
+	MaxRequestBytes int32
+	// IdleTimeout is connections.max.idle.ms (default 10 min); 0 disables.
+	IdleTimeout time.Duration
+
+	// Logger receives the server's logs (nil: none).
+	Logger *zap.Logger
+	// Registerer receives the server's metrics (nil: not registered).
+	Registerer prometheus.Registerer
+}
+
+// DefaultConfig returns Kafka's broker defaults, listening on :9092.
+func DefaultConfig() Config {
+	return Config{
+		Addr:            ":9092",
+		MaxRequestBytes: 100 << 20,
+		IdleTimeout:     10 * time.Minute,
+	}
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Metadata == nil:
+		return errors.New("kafka: Config.Metadata is required")
+	case c.NodeID < 0:
+		return fmt.Errorf("kafka: node id %d < 0", c.NodeID)
+	case c.MaxRequestBytes < minRequestSize:
+		return fmt.Errorf("kafka: socket.request.max.bytes %d too small", c.MaxRequestBytes)
+	}
+	return nil
+}
+
+// Server is a Kafka protocol server for one broker node.
+type Server struct {
+	cfg     Config
+	log     *zap.Logger
+	meta    metadata.Store
+	metrics *metrics
+
+	ctx    context.Context // cancelled at shutdown: long polls return
+	cancel context.CancelFunc
+
+	ln         net.Listener
+	advertised metadata.Broker
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	closing  bool
+	connWG   sync.WaitGroup
+	inflight sync.WaitGroup // async handlers
+	acceptWG sync.WaitGroup
+}
+
+// New validates cfg and returns a server that is not yet listening.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.BrokerConfig == nil {
+		cfg.BrokerConfig = topicconfig.Defaults()
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = zap.NewNop()
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: registering metrics: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:     cfg,
+		log:     lg,
+		meta:    cfg.Metadata,
+		metrics: m,
+		ctx:     ctx,
+		cancel:  cancel,
+		conns:   map[*conn]struct{}{},
+	}
+	return s, nil
+}
+
+// Start listens on cfg.Addr, registers this broker (with its advertised
+// address) in the metadata, and serves connections in the background.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("kafka: listen on %s: %w", s.cfg.Addr, err)
+	}
+	return s.Serve(ln)
+}
+
+// Serve is Start on an existing listener; it returns once serving began.
+func (s *Server) Serve(ln net.Listener) error {
+	adv, err := advertisedBroker(s.cfg, ln.Addr())
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if err := s.meta.RegisterBroker(s.ctx, adv); err != nil {
+		ln.Close()
+		return fmt.Errorf("kafka: registering broker %d: %w", s.cfg.NodeID, err)
+	}
+	s.ln = ln
+	s.advertised = adv
+	s.acceptWG.Add(1)
+	go s.acceptLoop()
+	s.log.Info("kafka listener started", zap.String("kafka_addr", ln.Addr().String()),
+		zap.String("advertised", net.JoinHostPort(adv.Host, strconv.Itoa(int(adv.Port)))), zap.Int32("node_id", s.cfg.NodeID))
+	return nil
+}
+
+// BrokerConfig returns the broker's static configuration.
+func (s *Server) BrokerConfig() *topicconfig.Broker { return s.cfg.BrokerConfig }
+
+// Metadata returns the metadata store the server serves.
+func (s *Server) Metadata() metadata.Store { return s.meta }
+
+// Addr returns the bound listener address (nil before Start).
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+func advertisedBroker(cfg Config, bound net.Addr) (metadata.Broker, error) {
+	addr := cfg.AdvertisedAddr
+	if addr == "" {
+		addr = bound.String()
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return metadata.Broker{}, fmt.Errorf("kafka: advertised address %q: %w", addr, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port <= 0 || port > 65535 {
+		if tcp, ok := bound.(*net.TCPAddr); ok && cfg.AdvertisedAddr != "" && portStr == "0" {
+			port = tcp.Port
+		} else {
+			return metadata.Broker{}, fmt.Errorf("kafka: advertised address %q: bad port", addr)
+		}
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		if host, err = os.Hostname(); err != nil {
+			return metadata.Broker{}, fmt.Errorf("kafka: listener %s is on all interfaces and the hostname is unknown (%v): set the advertised address", bound, err)
+		}
+	}
+	return metadata.Broker{NodeID: cfg.NodeID, Host: host, Port: int32(port), Rack: cfg.Rack}, nil
+}
+
+func (s *Server) acceptLoop() {
+	defer s.acceptWG.Done()
+	var backoff time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || s.ctx.Err() != nil {
+				return
+			}
+			// Temporary failures (EMFILE...): back off and retry.
+			if backoff == 0 {
+				backoff = 5 * time.Millisecond
+			} else if backoff *= 2; backoff > time.Second {
+				backoff = time.Second
+			}
+			s.log.Warn("kafka accept failed", zap.Error(err), zap.Duration("retry_in", backoff))
+			select {
+			case <-time.After(backoff):
+			case <-s.ctx.Done():
+				return
+			}
+			continue
+		}
+		backoff = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		c := newConn(s, nc)
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			nc.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.connWG.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.connWG.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Shutdown stops accepting, stops reading new requests, lets the requests
+// in flight finish (long polls return early with what they have), writes
+// their responses and closes every connection. When ctx ends first, the
+// remaining connections are closed at once. Safe to call more than once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	first := !s.closing
+	s.closing = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	if first && s.ln != nil {
+		s.ln.Close()
+	}
+	s.acceptWG.Wait()
+	// Stop reading: the read loops see a deadline error and exit; the
+	// writers finish what is queued. Long polls see s.ctx cancelled.
+	for _, c := range conns {
+		c.nc.SetReadDeadline(time.Now())
+	}
+	s.cancel()
+	done := make(chan struct{})
+	go func() {
+		s.connWG.Wait()
+		s.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		for _, c := range conns {
+			c.close()
+		}
+		<-done
+		return ctx.Err()
+	}
+}
