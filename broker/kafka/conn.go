@@ -69,6 +69,8 @@ type conn struct {
 	w      connWriter
 	rbuf   []byte
 	closed sync.Once
+	// writeDeadlineSet is when the write deadline was last pushed out.
+	writeDeadlineSet time.Time
 }
 
 // connWriter is the buffered writing side of a connection, with access to
@@ -295,6 +297,7 @@ func (c *conn) writeLoop() {
 			dead = c.fail(sl.err)
 			continue
 		}
+		c.touchWriteDeadline()
 		var err error
 		switch {
 		case sl.spliced != nil:
@@ -320,10 +323,22 @@ func (c *conn) flush() error {
 	if c.w.bw.Buffered() == 0 {
 		return nil
 	}
-	if d := c.s.cfg.IdleTimeout; d > 0 {
-		c.nc.SetWriteDeadline(time.Now().Add(d))
-	}
+	c.touchWriteDeadline()
 	return c.w.bw.Flush()
+}
+
+// touchWriteDeadline keeps the write deadline at least half the idle
+// timeout away: a peer that stops reading for connections.max.idle.ms
+// gets its connection closed instead of blocking the writer forever.
+func (c *conn) touchWriteDeadline() {
+	d := c.s.cfg.IdleTimeout
+	if d <= 0 {
+		return
+	}
+	if now := time.Now(); now.Sub(c.writeDeadlineSet) > d/2 {
+		c.writeDeadlineSet = now
+		c.nc.SetWriteDeadline(now.Add(d))
+	}
 }
 
 // fail closes the connection because of err; it returns true.

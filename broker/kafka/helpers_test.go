@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"weir/broker/log"
+	"weir/broker/log/vfs"
 	"weir/broker/metadata"
 )
 
@@ -21,6 +23,7 @@ type testBroker struct {
 	dir  string
 	srv  *Server
 	meta *metadata.FileStore
+	logs *log.Manager
 	reg  *prometheus.Registry
 	addr string
 }
@@ -42,7 +45,12 @@ func startBrokerIn(t *testing.T, dir string, opts ...brokerOpt) *testBroker {
 	if _, err := meta.InitCluster(context.Background(), "test-cluster"); err != nil {
 		t.Fatal(err)
 	}
+	logs, err := log.NewManager(vfs.OS, dir, log.ManagerOptions{Logger: lg})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := DefaultConfig()
+	cfg.Logs = logs
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Metadata = meta
 	cfg.Logger = lg
@@ -53,12 +61,13 @@ func startBrokerIn(t *testing.T, dir string, opts ...brokerOpt) *testBroker {
 	}
 	srv, err := New(cfg)
 	if err != nil {
+		logs.Close()
 		t.Fatal(err)
 	}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	b := &testBroker{t: t, dir: dir, srv: srv, meta: meta, reg: reg, addr: srv.Addr().String()}
+	b := &testBroker{t: t, dir: dir, srv: srv, meta: meta, logs: logs, reg: reg, addr: srv.Addr().String()}
 	t.Cleanup(b.stop)
 	return b
 }
@@ -71,6 +80,9 @@ func (b *testBroker) stop() {
 	defer cancel()
 	if err := b.srv.Shutdown(ctx); err != nil {
 		b.t.Errorf("shutdown: %v", err)
+	}
+	if err := b.logs.Close(); err != nil {
+		b.t.Errorf("closing logs: %v", err)
 	}
 	b.meta.Close()
 	b.srv = nil

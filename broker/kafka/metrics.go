@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,22 @@ type metrics struct {
 	bytesIn, recordsIn, bytesOut, produceErrors *prometheus.CounterVec
 	partitions                                  prometheus.Gauge
 	logSize                                     *prometheus.GaugeVec
+	// refreshLogSizes updates logSize; run at scrape time.
+	refreshLogSizes atomic.Pointer[func()]
+}
+
+// sampledCollector runs a refresh before collecting (gauges that are
+// cheap to compute on demand but not worth keeping current).
+type sampledCollector struct {
+	prometheus.Collector
+	refresh *atomic.Pointer[func()]
+}
+
+func (c sampledCollector) Collect(ch chan<- prometheus.Metric) {
+	if f := c.refresh.Load(); f != nil {
+		(*f)()
+	}
+	c.Collector.Collect(ch)
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -82,7 +99,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.latency[key] = lat.WithLabelValues(name)
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{reqs, lat, m.conns, m.accepted, m.rejectedFrames, m.bytesIn, m.recordsIn, m.bytesOut, m.produceErrors, m.partitions, m.logSize} {
+		for _, c := range []prometheus.Collector{reqs, lat, m.conns, m.accepted, m.rejectedFrames, m.bytesIn, m.recordsIn, m.bytesOut, m.produceErrors, m.partitions, sampledCollector{m.logSize, &m.refreshLogSizes}} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"weir/broker/log"
 	"weir/broker/metadata"
 	"weir/broker/topicconfig"
 )
@@ -33,6 +34,11 @@ type Config struct {
 
 	// Metadata is the cluster metadata; required.
 	Metadata metadata.Store
+	// Logs opens and deletes the partition logs; required. The server
+	// opens the logs of every topic in Metadata and follows its changes.
+	Logs LogManager
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
 
 	// BrokerConfig is the broker's static configuration (Kafka names:
 	// auto.create.topics.enable, num.partitions, default.replication.factor,
@@ -50,6 +56,20 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
+// LogManager opens and deletes the partition logs of one data directory;
+// *log.Manager implements it. Open opens or creates; Delete closes and
+// removes (a partition not open is not an error).
+type LogManager interface {
+	Open(topic string, partition int32, cfg log.Config) (*log.Log, error)
+	Delete(topic string, partition int32) error
+}
+
+// orphanLister is the optional LogManager capability of listing the
+// partitions found on disk.
+type orphanLister interface {
+	Existing() ([]log.TopicPartition, error)
+}
+
 // DefaultConfig returns Kafka's broker defaults, listening on :9092.
 func DefaultConfig() Config {
 	return Config{
@@ -63,6 +83,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.Metadata == nil:
 		return errors.New("kafka: Config.Metadata is required")
+	case c.Logs == nil:
+		return errors.New("kafka: Config.Logs is required")
 	case c.NodeID < 0:
 		return fmt.Errorf("kafka: node id %d < 0", c.NodeID)
 	case c.MaxRequestBytes < minRequestSize:
@@ -76,7 +98,10 @@ type Server struct {
 	cfg     Config
 	log     *zap.Logger
 	meta    metadata.Store
+	logs    LogManager
+	parts   *partitionTable
 	metrics *metrics
+	now     func() time.Time
 
 	ctx    context.Context // cancelled at shutdown: long polls return
 	cancel context.CancelFunc
@@ -113,11 +138,24 @@ func New(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		log:     lg,
 		meta:    cfg.Metadata,
+		logs:    cfg.Logs,
 		metrics: m,
+		now:     cfg.Now,
 		ctx:     ctx,
 		cancel:  cancel,
 		conns:   map[*conn]struct{}{},
 	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	// Follow the metadata: register first, then load, so no change is
+	// missed (sync is idempotent).
+	s.parts = &partitionTable{s: s}
+	s.meta.Watch(func(c metadata.Change) { s.parts.sync(c.After, true) })
+	s.parts.sync(s.meta.Image(), false)
+	refresh := s.parts.sampleLogSizes
+	m.refreshLogSizes.Store(&refresh)
+	s.warnOrphanLogs()
 	return s, nil
 }
 
@@ -149,6 +187,28 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.log.Info("kafka listener started", zap.String("kafka_addr", ln.Addr().String()),
 		zap.String("advertised", net.JoinHostPort(adv.Host, strconv.Itoa(int(adv.Port)))), zap.Int32("node_id", s.cfg.NodeID))
 	return nil
+}
+
+// warnOrphanLogs reports partition directories that no topic owns (a
+// delete interrupted by a crash, or a lost metadata file). They are left
+// alone: deleting data on a guess is worse than a warning.
+func (s *Server) warnOrphanLogs() {
+	ol, ok := s.logs.(orphanLister)
+	if !ok {
+		return
+	}
+	found, err := ol.Existing()
+	if err != nil {
+		s.log.Warn("listing partition logs failed", zap.Error(err))
+		return
+	}
+	tab := s.parts.load()
+	for _, tp := range found {
+		if ts := tab[tp.Topic]; ts == nil || int(tp.Partition) >= len(ts.parts) {
+			s.log.Warn("partition log on disk belongs to no topic in the metadata; leaving it alone",
+				zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition))
+		}
+	}
 }
 
 // BrokerConfig returns the broker's static configuration.

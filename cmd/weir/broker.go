@@ -17,6 +17,8 @@ import (
 
 	"weir/broker/admin"
 	"weir/broker/kafka"
+	"weir/broker/log"
+	"weir/broker/log/vfs"
 	"weir/broker/metadata"
 	"weir/broker/topicconfig"
 )
@@ -99,6 +101,15 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 		return fmt.Errorf("initializing cluster metadata in %s: %w", f.dataDir, err)
 	}
 
+	logs, err := log.NewManager(vfs.OS, f.dataDir, log.ManagerOptions{
+		Logger:                 lg.Named("log"),
+		RetentionCheckInterval: bcfg.RetentionCheckInterval(),
+	})
+	if err != nil {
+		return err
+	}
+	defer logs.Close()
+
 	reg := prometheus.NewRegistry()
 	var ready atomic.Bool
 	adm, err := admin.New(admin.Config{
@@ -122,6 +133,7 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 	kcfg.Addr = f.kafkaAddr
 	kcfg.AdvertisedAddr = f.advertisedAddr
 	kcfg.Metadata = meta
+	kcfg.Logs = logs
 	kcfg.BrokerConfig = bcfg
 	kcfg.Logger = lg.Named("kafka")
 	kcfg.Registerer = reg
@@ -154,6 +166,9 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 	}
 	if err := adm.Shutdown(sctx); err != nil && firstErr == nil {
 		firstErr = fmt.Errorf("admin shutdown: %w", err)
+	}
+	if err := logs.Close(); err != nil && firstErr == nil {
+		firstErr = fmt.Errorf("closing partition logs: %w", err)
 	}
 	if err := meta.Close(); err != nil && firstErr == nil {
 		firstErr = err

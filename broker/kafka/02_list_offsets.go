@@ -1,0 +1,125 @@
+package kafka
+
+// ListOffsets (key 2), versions 0-7.
+//
+// Per partition, Timestamp selects:
+//
+//	-2 (earliest)       the log start offset
+//	-1 (latest)         the high watermark (read_uncommitted) or the last
+//	                    stable offset (read_committed; equal without
+//	                    transactions)
+//	-3 (max timestamp)  v7+: the last offset of the batch with the largest
+//	                    max timestamp (Kafka's batch-level approximation)
+//	>= 0                the first offset whose batch has a timestamp >= it
+//	                    (the time index, batch granularity); -1/-1 if none
+//	                    below the high watermark
+//
+// v0 answers in the old format, OldStyleOffsets: [offset] for -1/-2, and
+// for a timestamp the offset found (or the high watermark), capped by
+// MaxNumOffsets. Timestamps come back -1 for -1/-2 as Kafka does. v4+
+// checks CurrentLeaderEpoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)
+// and returns the leader epoch.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"weir/broker/log"
+)
+
+func init() { register(kmsg.ListOffsets.Int16(), 0, 7, handleListOffsets) }
+
+func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
+	req := r.Kmsg.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	tab := s.parts.load()
+	resp.Topics = make([]kmsg.ListOffsetsResponseTopic, len(req.Topics))
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		st := &resp.Topics[i]
+		st.Topic = rt.Topic
+		st.Partitions = make([]kmsg.ListOffsetsResponseTopicPartition, len(rt.Partitions))
+		ts := tab[rt.Topic]
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			sp := &st.Partitions[j]
+			*sp = kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			var p *partition
+			if ts != nil && rp.Partition >= 0 && int(rp.Partition) < len(ts.parts) {
+				p = ts.parts[rp.Partition]
+			}
+			switch {
+			case p == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case p.log == nil:
+				sp.ErrorCode = kerr.KafkaStorageError.Code
+			case req.Version >= 4 && rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.leaderEpoch.Load():
+				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			case req.Version >= 4 && rp.CurrentLeaderEpoch > p.leaderEpoch.Load():
+				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case rp.Timestamp == -3 && req.Version < 7, rp.Timestamp < -3:
+				sp.ErrorCode = kerr.UnsupportedVersion.Code
+			default:
+				off, tsv, code := s.listOffset(ts, p, rp.Timestamp)
+				sp.ErrorCode = code
+				sp.Offset, sp.Timestamp = off, tsv
+				sp.LeaderEpoch = p.leaderEpoch.Load()
+				if req.Version == 0 && code == 0 {
+					if off < 0 {
+						off = p.log.HighWatermark()
+					}
+					if rp.MaxNumOffsets > 0 {
+						sp.OldStyleOffsets = []int64{off}
+					} else {
+						sp.OldStyleOffsets = []int64{}
+					}
+				}
+			}
+		}
+	}
+	return resp, nil
+}
+
+// listOffset resolves one partition's timestamp query.
+func (s *Server) listOffset(ts *topicState, p *partition, t int64) (offset, timestamp int64, code int16) {
+	hw := p.log.HighWatermark()
+	switch t {
+	case -2:
+		return p.log.StartOffset(), -1, 0
+	case -1:
+		return hw, -1, 0
+	case -3:
+		best, bestTs := int64(-1), int64(-1)
+		err := p.log.ScanBatches(p.log.StartOffset(), func(h log.BatchHeader) error {
+			if h.BaseOffset >= hw {
+				return errStopScan
+			}
+			if h.MaxTimestamp > bestTs {
+				best, bestTs = h.LastOffset(), h.MaxTimestamp
+			}
+			return nil
+		})
+		if err != nil && err != errStopScan {
+			s.log.Warn("scanning batches for max timestamp failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
+			return -1, -1, kerr.KafkaStorageError.Code
+		}
+		return best, bestTs, 0
+	}
+	off, bts, ok, err := p.log.OffsetForTimestamp(t)
+	if err != nil {
+		s.log.Warn("offset for timestamp failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
+		return -1, -1, kerr.KafkaStorageError.Code
+	}
+	if !ok || off >= hw {
+		return -1, -1, 0
+	}
+	return off, bts, 0
+}
+
+type stopScan struct{}
+
+func (stopScan) Error() string { return "stop scan" }
+
+var errStopScan error = stopScan{}
