@@ -311,3 +311,32 @@ func TestKcatReadsWeirAndAgreesOnPartitions(t *testing.T) {
 		}
 	}
 }
+
+// A partition whose last entry is a transaction marker (not a record) must
+// still count as read to the end with -e.
+func TestConsumeExitAtEndAfterTransactionMarker(t *testing.T) {
+	b := startTestBroker(t)
+	mustWeir(t, "", "topic", "create", "tx", "--brokers", b, "--partitions", "1")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b), kgo.TransactionalID("weir-test-tx"), kgo.DefaultProduceTopic("tx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"a", "b", "c"} {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	out := mustWeir(t, "", "consume", "tx", "--brokers", b, "--from-beginning", "-e", "--format", `%o:%v `)
+	if out != "0:a 1:b 2:c " {
+		t.Fatalf("consumed %q", out)
+	}
+}

@@ -147,6 +147,9 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 	if err != nil {
 		return err
 	}
+	// Transaction markers are kept (and not printed) so that -e sees the
+	// offset of a marker that ends a partition.
+	opts = append(opts, kgo.KeepControlRecords())
 	if f.partition >= 0 {
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {f.partition: start}}))
 	} else {
@@ -204,6 +207,9 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 				if r.Offset+1 >= end {
 					delete(remaining, r.Partition)
 				}
+			}
+			if r.Attrs.IsControl() {
+				return
 			}
 			buf = format.append(buf[:0], r)
 			_, _ = out.Write(buf)
