@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/ingest/partition"
 )
@@ -43,7 +44,7 @@ func mustWeir(t *testing.T, stdin string, args ...string) string {
 }
 
 func TestTopicLifecycle(t *testing.T) {
-	b := startTestBroker(t)
+	b := startTestBroker(t, 1, kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.DescribeConfigs, kmsg.IncrementalAlterConfigs)
 	out := mustWeir(t, "", "topic", "create", "orders", "--brokers", b, "--partitions", "3", "--config", "retention.ms=1000000")
 	if !strings.Contains(out, `created topic "orders" with 3 partitions`) {
 		t.Fatalf("create output: %q", out)
@@ -96,9 +97,8 @@ func TestUnreachableBrokerSaysWhatToDo(t *testing.T) {
 }
 
 func TestProduceConsumeKeyed(t *testing.T) {
-	b := startTestBroker(t)
 	const parts = 4
-	mustWeir(t, "", "topic", "create", "keyed", "--brokers", b, "--partitions", fmt.Sprint(parts))
+	b := startTestBroker(t, parts) // "keyed" is auto-created with 4 partitions
 	var in strings.Builder
 	for i := 0; i < 500; i++ {
 		fmt.Fprintf(&in, "user-%d:event %d with:colon\n", i%37, i)
@@ -140,8 +140,7 @@ func TestProduceConsumeKeyed(t *testing.T) {
 }
 
 func TestProduceExplicitPartitionAndErrors(t *testing.T) {
-	b := startTestBroker(t)
-	mustWeir(t, "", "topic", "create", "p", "--brokers", b, "--partitions", "3")
+	b := startTestBroker(t, 3) // "p" is auto-created with 3 partitions
 	mustWeir(t, "a\nb\nc\n", "produce", "p", "--brokers", b, "--partition", "2", "--key", "k")
 	out := mustWeir(t, "", "consume", "p", "--brokers", b, "--partition", "2", "--offset", "earliest", "-n", "3", "--format", `%p:%k:%v;`)
 	if out != "2:k:a;2:k:b;2:k:c;" {
@@ -187,8 +186,7 @@ func TestProduceExplicitPartitionAndErrors(t *testing.T) {
 }
 
 func TestConsumeOffsetsCountAndInterrupt(t *testing.T) {
-	b := startTestBroker(t)
-	mustWeir(t, "", "topic", "create", "o", "--brokers", b, "--partitions", "1")
+	b := startTestBroker(t, 1)
 	var in strings.Builder
 	for i := 0; i < 50; i++ {
 		fmt.Fprintf(&in, "v%d\n", i)
@@ -222,8 +220,8 @@ func TestConsumeOffsetsCountAndInterrupt(t *testing.T) {
 }
 
 func TestBenchCommands(t *testing.T) {
-	b := startTestBroker(t)
-	out := mustWeir(t, "", "bench", "produce", "--brokers", b, "--topic", "bt", "--records", "20000", "--record-size", "50", "--partitions", "2", "--report-interval", "20ms")
+	b := startTestBroker(t, 2)
+	out := mustWeir(t, "", "bench", "produce", "--brokers", b, "--topic", "bt", "--records", "20000", "--record-size", "50", "--partitions", "0", "--report-interval", "20ms")
 	if !strings.Contains(out, "20000 records sent,") || !strings.Contains(out, "ms 99.9th") {
 		t.Fatalf("bench produce output:\n%s", out)
 	}
@@ -258,9 +256,8 @@ func TestKcatReadsWeirAndAgreesOnPartitions(t *testing.T) {
 	if err != nil {
 		t.Skip("kcat not installed")
 	}
-	b := startTestBroker(t)
 	const parts = 6
-	mustWeir(t, "", "topic", "create", "kc", "--brokers", b, "--partitions", fmt.Sprint(parts))
+	b := startTestBroker(t, parts) // topics are auto-created with 6 partitions
 	var in strings.Builder
 	for i := 0; i < 200; i++ {
 		fmt.Fprintf(&in, "key%d\tvalue %d\n", i, i)
@@ -287,7 +284,6 @@ func TestKcatReadsWeirAndAgreesOnPartitions(t *testing.T) {
 
 	// kcat with librdkafka's Java-compatible partitioner puts keys where
 	// weir's partitioner does.
-	mustWeir(t, "", "topic", "create", "kc2", "--brokers", b, "--partitions", fmt.Sprint(parts))
 	var kin strings.Builder
 	for i := 0; i < 100; i++ {
 		fmt.Fprintf(&kin, "id-%d:x\n", i)
@@ -315,9 +311,8 @@ func TestKcatReadsWeirAndAgreesOnPartitions(t *testing.T) {
 // A partition whose last entry is a transaction marker (not a record) must
 // still count as read to the end with -e.
 func TestConsumeExitAtEndAfterTransactionMarker(t *testing.T) {
-	b := startTestBroker(t)
-	mustWeir(t, "", "topic", "create", "tx", "--brokers", b, "--partitions", "1")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b), kgo.TransactionalID("weir-test-tx"), kgo.DefaultProduceTopic("tx"))
+	b := startTestBroker(t, 1, kmsg.InitProducerID, kmsg.AddPartitionsToTxn, kmsg.EndTxn)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b), kgo.TransactionalID("weir-test-tx"), kgo.DefaultProduceTopic("tx"), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)
 	}
