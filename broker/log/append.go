@@ -1,0 +1,200 @@
+package log
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"go.uber.org/zap"
+
+	"weir/broker/log/vfs"
+)
+
+// AppendInfo describes an append.
+type AppendInfo struct {
+	FirstOffset, LastOffset int64 // offsets assigned
+	MaxTimestamp            int64 // max timestamp over the appended batches
+	LogAppendTime           int64 // broker time used (-1 unless a batch uses LogAppendTime)
+	NumRecords              int32
+}
+
+// Append validates (magic 2, length, CRC32C) and appends one or more
+// concatenated RecordBatch v2 byte slices, stamping each batch's baseOffset
+// and partitionLeaderEpoch in place (b is modified). It returns
+// ErrCorruptBatch (wrapped, naming what is wrong) and writes nothing if any
+// batch is bad. A failed write (e.g. ErrDiskFull) leaves the log as it was.
+func (l *Log) Append(b []byte, leaderEpoch int32) (AppendInfo, error) {
+	hs, err := splitBatches(b)
+	if err != nil {
+		return AppendInfo{}, fmt.Errorf("log %s: append: %w", l.dir, err)
+	}
+	l.appendMu.Lock()
+	info, needFlush, err := l.appendLocked(b, hs, leaderEpoch)
+	l.appendMu.Unlock()
+	if err != nil {
+		return info, fmt.Errorf("log %s: append: %w", l.dir, err)
+	}
+	if needFlush {
+		if err := l.Flush(); err != nil {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+func (l *Log) appendLocked(b []byte, hs []BatchHeader, epoch int32) (AppendInfo, bool, error) {
+	l.mu.RLock()
+	if err := l.checkOpenLocked(); err != nil {
+		l.mu.RUnlock()
+		return AppendInfo{}, false, err
+	}
+	cfg, act, leo := l.cfg, l.active(), l.leo
+	l.mu.RUnlock()
+	if err := l.ensureDirty(); err != nil {
+		return AppendInfo{}, false, err
+	}
+	now := l.nowMs()
+	var span int64
+	for _, h := range hs {
+		span += int64(h.LastOffsetDelta) + 1
+	}
+	size := act.act.size
+	if size > 0 && (size+int64(len(b)) > cfg.SegmentBytes ||
+		now-act.rollTs >= cfg.SegmentMs.Milliseconds() ||
+		leo+span-1-act.base > math.MaxUint32) {
+		var err error
+		if act, err = l.rollLocked(); err != nil {
+			return AppendInfo{}, false, err
+		}
+		size = 0
+	}
+	info := AppendInfo{FirstOffset: leo, LogAppendTime: -1, MaxTimestamp: -1}
+	next := leo
+	pos := 0
+	for i := range hs {
+		h := &hs[i]
+		bb := b[pos : pos+int(h.Size())]
+		binary.BigEndian.PutUint64(bb, uint64(next))
+		binary.BigEndian.PutUint32(bb[offEpoch:], uint32(epoch))
+		h.BaseOffset, h.PartitionLeaderEpoch = next, epoch
+		if cfg.LogAppendTime {
+			h.Attributes |= attrLogAppendTime
+			h.MaxTimestamp = now
+			binary.BigEndian.PutUint16(bb[offAttributes:], uint16(h.Attributes))
+			binary.BigEndian.PutUint64(bb[offMaxTimestamp:], uint64(now))
+			setCRC(bb)
+			info.LogAppendTime = now
+		}
+		info.MaxTimestamp = max(info.MaxTimestamp, h.MaxTimestamp)
+		info.NumRecords += h.NumRecords
+		next += int64(h.LastOffsetDelta) + 1
+		pos += int(h.Size())
+	}
+	info.LastOffset = next - 1
+
+	hd, err := l.files.acquire(act, true)
+	if err != nil {
+		return AppendInfo{}, false, err
+	}
+	n, err := hd.f.WriteAt(b, size)
+	if err != nil {
+		if n > 0 {
+			// Best effort: cut the torn bytes (recovery would too).
+			if terr := hd.f.Truncate(size); terr != nil {
+				l.logger.Warn("could not cut torn append", zap.Error(terr))
+			}
+		}
+		hd.release()
+		if errors.Is(err, vfs.ErrNoSpace) {
+			return AppendInfo{}, false, fmt.Errorf("%w: %w", ErrDiskFull, err)
+		}
+		return AppendInfo{}, false, err
+	}
+	hd.release()
+
+	l.mu.Lock()
+	first := act.act.batches == 0
+	p := size
+	for _, h := range hs {
+		act.act.add(h, p)
+		p += h.Size()
+	}
+	act.size = act.act.size
+	act.maxTs, act.maxTsKnown = act.act.maxTs, true
+	if first {
+		act.rollTs = now
+	}
+	l.leo = next
+	l.notifyLocked()
+	needFlush := l.leo-l.recoveryPoint >= cfg.FlushMessages
+	l.mu.Unlock()
+	return info, needFlush, nil
+}
+
+// rollLocked seals the active segment (writing its indexes) and starts a new
+// one at the log end offset. appendMu must be held.
+func (l *Log) rollLocked() (*segment, error) {
+	l.mu.Lock()
+	old := l.active()
+	old.act.finish()
+	idx, tidx := old.act.idx, old.act.tidx
+	newBase := l.leo
+	interval := l.cfg.IndexIntervalBytes
+	l.mu.Unlock()
+	if err := l.writeIndexFiles(old, idx, tidx); err != nil {
+		return nil, err
+	}
+	ns := &segment{fs: l.fs, dir: l.dir, base: newBase, act: newIndexBuilder(newBase, interval), rollTs: l.nowMs(), maxTs: math.MinInt64, maxTsKnown: true}
+	f, err := l.fs.Create(ns.path(logSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("roll: create segment %d: %w", newBase, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	old.maxTs, old.maxTsKnown = old.act.maxTs, true
+	old.size = old.act.size
+	old.act = nil
+	l.segs = append(l.segs, ns)
+	l.mu.Unlock()
+	// Like Kafka, flush a rolled segment in the background so the recovery
+	// point (and so recovery work after a crash) stays near the active segment.
+	l.bg.Add(1)
+	go func() {
+		defer l.bg.Done()
+		if err := l.Flush(); err != nil && !errors.Is(err, ErrClosed) {
+			l.logger.Warn("flush after roll failed", zap.Error(err))
+		}
+	}()
+	return ns, nil
+}
+
+// Roll seals the active segment if it is not empty and starts a new one.
+func (l *Log) Roll() error {
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	l.mu.RLock()
+	err := l.checkOpenLocked()
+	empty := l.active().act.size == 0
+	l.mu.RUnlock()
+	if err != nil || empty {
+		return err
+	}
+	_, err = l.rollLocked()
+	return err
+}
+
+// MaybeRoll rolls the active segment if segment.ms has elapsed since its
+// first batch (the Manager calls it for idle partitions).
+func (l *Log) MaybeRoll() error {
+	l.mu.RLock()
+	act, cfg := l.active(), l.cfg
+	due := !l.closed && act.act.size > 0 && l.nowMs()-act.rollTs >= cfg.SegmentMs.Milliseconds()
+	l.mu.RUnlock()
+	if !due {
+		return nil
+	}
+	return l.Roll()
+}

@@ -1,0 +1,88 @@
+package log
+
+import (
+	"fmt"
+)
+
+// Flush makes every appended batch durable (fdatasync of the segments that
+// hold offsets at or above the recovery point) and advances the recovery
+// point. Flushes are grouped: concurrent callers wait for one flusher, and a
+// caller whose appends were covered by a flush that ran meanwhile returns
+// without another sync.
+func (l *Log) Flush() error {
+	l.mu.RLock()
+	target := l.leo
+	closed := l.closed
+	l.mu.RUnlock()
+	if closed {
+		return fmt.Errorf("log %s: flush: %w", l.dir, ErrClosed)
+	}
+	return l.flushTo(target)
+}
+
+func (l *Log) flushTo(target int64) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.RLock()
+	if l.recoveryPoint >= target {
+		l.mu.RUnlock()
+		return nil
+	}
+	leo := l.leo
+	var hs []*handle
+	var err error
+	for i := l.segIndexLocked(l.recoveryPoint); i < len(l.segs); i++ {
+		s := l.segs[i]
+		h, aerr := l.files.acquire(s, s.act != nil)
+		if aerr != nil {
+			err = aerr
+			break
+		}
+		hs = append(hs, h)
+	}
+	l.mu.RUnlock()
+	for _, h := range hs {
+		if err == nil {
+			if serr := h.f.Sync(); serr != nil {
+				err = fmt.Errorf("sync segment %d: %w", h.seg.base, serr)
+			}
+		}
+		h.release()
+	}
+	if err != nil {
+		return fmt.Errorf("log %s: flush: %w", l.dir, err)
+	}
+	l.mu.Lock()
+	if leo > l.recoveryPoint {
+		l.recoveryPoint = leo
+	}
+	l.lastFlush = l.now()
+	l.mu.Unlock()
+	if err := l.writeCheckpoint(false); err != nil {
+		return fmt.Errorf("log %s: flush: %w", l.dir, err)
+	}
+	return nil
+}
+
+// flushAll is Flush for Close: it syncs even a log that is being closed.
+func (l *Log) flushAll() error {
+	l.mu.RLock()
+	target := l.leo
+	l.mu.RUnlock()
+	if err := l.flushTo(target); err != nil {
+		return err
+	}
+	return l.writeCheckpoint(false)
+}
+
+// MaybeFlush flushes if flush.ms has elapsed since the last flush and there
+// is unflushed data (the Manager calls it periodically).
+func (l *Log) MaybeFlush() error {
+	l.mu.RLock()
+	due := !l.closed && l.leo > l.recoveryPoint && l.now().Sub(l.lastFlush) >= l.cfg.FlushMs
+	l.mu.RUnlock()
+	if !due {
+		return nil
+	}
+	return l.Flush()
+}

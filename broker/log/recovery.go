@@ -1,0 +1,404 @@
+package log
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"weir/broker/log/vfs"
+)
+
+const (
+	cleanMarkerName = ".clean-shutdown"
+	checkpointName  = "checkpoint"
+	// recoveryChunk is the read window used when validating a segment.
+	recoveryChunk = 1 << 20
+	// scanChunk is the read window for header-only scans.
+	scanChunk = 16 << 10
+)
+
+type checkpoint struct {
+	recoveryPoint, logStart, hw int64
+}
+
+func (l *Log) readCheckpoint() checkpoint {
+	var ck checkpoint
+	data, err := vfs.ReadFile(l.fs, path.Join(l.dir, checkpointName))
+	if err != nil {
+		if !isNotExist(err) {
+			l.logger.Warn("unreadable checkpoint; recovering from the start", zap.Error(err))
+		}
+		return ck
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			continue
+		}
+		switch k {
+		case "recovery-point":
+			ck.recoveryPoint = n
+		case "log-start-offset":
+			ck.logStart = n
+		case "high-watermark":
+			ck.hw = n
+		}
+	}
+	return ck
+}
+
+// writeCheckpoint persists recovery point, log start offset and HW.
+func (l *Log) writeCheckpoint(durable bool) error {
+	l.mu.RLock()
+	data := fmt.Appendf(nil, "recovery-point %d\nlog-start-offset %d\nhigh-watermark %d\n", l.recoveryPoint, l.logStart, l.hw)
+	l.mu.RUnlock()
+	if err := vfs.WriteFileAtomic(l.fs, l.dir, path.Join(l.dir, checkpointName), data, durable); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	return nil
+}
+
+func (l *Log) writeCleanMarker(act *segment) error {
+	f, err := l.fs.Create(path.Join(l.dir, cleanMarkerName))
+	if err != nil {
+		return fmt.Errorf("write clean-shutdown marker: %w", err)
+	}
+	return f.Close()
+}
+
+// ensureDirty removes the clean-shutdown marker (durably) before the first
+// mutation of the active segment after a clean open.
+func (l *Log) ensureDirty() error {
+	l.markerMu.Lock()
+	defer l.markerMu.Unlock()
+	if !l.markerPresent {
+		return nil
+	}
+	if err := l.fs.Remove(path.Join(l.dir, cleanMarkerName)); err != nil && !isNotExist(err) {
+		return fmt.Errorf("remove clean-shutdown marker: %w", err)
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	l.markerPresent = false
+	return nil
+}
+
+// finishSwaps completes compaction swaps that were committed (a .log.swap
+// exists) and removes uncommitted leftovers (.cleaned, .tmp, stray .swap).
+func (l *Log) finishSwaps(names []string) error {
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	for _, n := range names {
+		base, ok := parseSegmentName(strings.TrimSuffix(n, swapSuffix), logSuffix)
+		if !ok || !strings.HasSuffix(n, swapSuffix) {
+			continue
+		}
+		for _, suf := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
+			final := segmentName(base, suf)
+			swap := final + swapSuffix
+			if have[swap] {
+				if err := l.fs.Rename(path.Join(l.dir, swap), path.Join(l.dir, final)); err != nil {
+					return fmt.Errorf("finish compaction swap of %s: %w", swap, err)
+				}
+				delete(have, swap)
+				l.logger.Info("completed interrupted compaction swap", zap.String("file", final))
+			} else if suf != logSuffix {
+				// The index was already renamed or never made: rebuild it.
+				l.fs.Remove(path.Join(l.dir, final))
+			}
+		}
+	}
+	for n := range have {
+		if strings.HasSuffix(n, swapSuffix) || strings.HasSuffix(n, cleanedSuffix) || strings.HasSuffix(n, tmpSuffix) {
+			if err := l.fs.Remove(path.Join(l.dir, n)); err != nil && !isNotExist(err) {
+				return fmt.Errorf("remove leftover %s: %w", n, err)
+			}
+		}
+	}
+	return nil
+}
+
+// load reads the directory and brings the log to a consistent state.
+func (l *Log) load() error {
+	names, err := l.fs.List(l.dir)
+	if err != nil {
+		return err
+	}
+	if err := l.finishSwaps(names); err != nil {
+		return err
+	}
+	if names, err = l.fs.List(l.dir); err != nil {
+		return err
+	}
+	ck := l.readCheckpoint()
+	clean := false
+	logs := map[int64]bool{}
+	for _, n := range names {
+		if n == cleanMarkerName {
+			clean = true
+		}
+		if base, ok := parseSegmentName(n, logSuffix); ok {
+			logs[base] = true
+		}
+	}
+	for _, n := range names {
+		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+			if base, ok := parseSegmentName(n, suf); ok && !logs[base] {
+				l.fs.Remove(path.Join(l.dir, n)) // orphan index
+			}
+		}
+	}
+	for _, n := range names {
+		base, ok := parseSegmentName(n, logSuffix)
+		if !ok {
+			continue
+		}
+		s := &segment{fs: l.fs, dir: l.dir, base: base}
+		fi, err := l.fs.Stat(path.Join(l.dir, n))
+		if err != nil {
+			return err
+		}
+		s.size = fi.Size()
+		l.segs = append(l.segs, s)
+	}
+	if len(l.segs) == 0 {
+		s := &segment{fs: l.fs, dir: l.dir, base: ck.logStart, rollTs: l.nowMs()}
+		f, err := l.fs.Create(s.path(logSuffix))
+		if err != nil {
+			return err
+		}
+		f.Close()
+		l.segs = []*segment{s}
+		clean = false
+	}
+	l.logStart = max(ck.logStart, l.segs[0].base)
+	act := l.active()
+	act.rollTs = l.nowMs()
+	if clean {
+		if err := l.loadActiveClean(act); err != nil {
+			l.logger.Warn("active segment inconsistent after clean shutdown; recovering it", zap.Error(err))
+			clean = false
+		}
+	}
+	if clean {
+		l.markerPresent = true
+		l.recoveryPoint = l.leo
+	} else {
+		if err := l.recover(ck.recoveryPoint); err != nil {
+			return err
+		}
+		l.recoveryPoint = min(ck.recoveryPoint, l.leo)
+		if l.recoveryPoint < l.logStart {
+			l.recoveryPoint = l.logStart
+		}
+		// A stale marker (e.g. removal not yet durable) must not survive.
+		if err := l.fs.Remove(path.Join(l.dir, cleanMarkerName)); err != nil && !isNotExist(err) {
+			return err
+		}
+	}
+	if l.logStart > l.leo {
+		l.logStart = l.leo
+	}
+	l.hw = max(min(ck.hw, l.leo), l.logStart)
+	return nil
+}
+
+// loadActiveClean loads the active segment's indexes from disk after a clean
+// shutdown and validates the tail after the last index entry.
+func (l *Log) loadActiveClean(s *segment) error {
+	idx, err := vfs.ReadFile(l.fs, s.path(indexSuffix))
+	if err != nil && !(isNotExist(err) && s.size == 0) {
+		return err
+	}
+	tidx, err := vfs.ReadFile(l.fs, s.path(timeIndexSuffix))
+	if err != nil && !(isNotExist(err) && s.size == 0) {
+		return err
+	}
+	if err := validateOffsetIndex(idx, s.size); err != nil {
+		return err
+	}
+	if err := validateTimeIndex(tidx, s.size); err != nil {
+		return err
+	}
+	f, err := l.fs.Open(s.path(logSuffix))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b := newIndexBuilder(s.base, l.cfg.IndexIntervalBytes)
+	b.idx, b.tidx = idx, tidx
+	var from int64
+	if n := len(idx) / offsetEntrySize; n > 0 {
+		rel, pos := offsetEntry(idx, n-1)
+		from = int64(pos)
+		b.size, b.lastRel, b.batches = from, rel, 1
+	}
+	if n := len(tidx) / timeEntrySize; n > 0 {
+		b.lastTs, _ = timeEntry(tidx, n-1)
+		b.maxTs = b.lastTs
+	}
+	sc := newScanner(f, from, s.size, scanChunk)
+	sc.checkCRC = true
+	sc.minBase = s.base
+	first := true
+	for {
+		h, pos, _, err := sc.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if first && from > 0 && h.BaseOffset != s.base+int64(b.lastRel) {
+			return fmt.Errorf("%w: last index entry points at offset %d, batch has %d", ErrCorruptIndex, s.base+int64(b.lastRel), h.BaseOffset)
+		}
+		first = false
+		bs := b.batches
+		b.add(h, pos)
+		if pos == from && from > 0 {
+			b.batches = bs // re-added the indexed batch
+		}
+	}
+	if s.size > 0 {
+		var hb [batchHeaderSize]byte
+		if _, err := f.ReadAt(hb[:], 0); err != nil {
+			return err
+		}
+		h, err := ParseBatchHeader(hb[:])
+		if err != nil {
+			return err
+		}
+		b.firstTs = h.MaxTimestamp
+	}
+	s.act = b
+	s.maxTs, s.maxTsKnown = b.maxTs, true
+	l.leo = max(b.nextOffset, s.base)
+	return nil
+}
+
+// recover validates every batch (header, CRC32C, increasing offsets) of the
+// segments from the one holding offset rp on, truncates the log at the first
+// bad batch (deleting later segments), and rebuilds their indexes.
+func (l *Log) recover(rp int64) error {
+	i0 := l.segIndexLocked(rp)
+	next := l.segs[i0].base
+	for i := i0; i < len(l.segs); i++ {
+		s := l.segs[i]
+		b, validEnd, err := l.scanSegment(s, true, max(next, s.base))
+		if err != nil && !errors.Is(err, ErrCorruptBatch) {
+			return err
+		}
+		if validEnd < s.size {
+			l.logger.Warn("truncating torn or corrupt log tail",
+				zap.String("segment", segmentName(s.base, logSuffix)), zap.Int64("valid_bytes", validEnd),
+				zap.Int64("size", s.size), zap.Error(err))
+			if err := l.truncateFile(s, validEnd); err != nil {
+				return err
+			}
+			for _, later := range l.segs[i+1:] {
+				l.logger.Warn("deleting segment after a corrupt one", zap.String("segment", segmentName(later.base, logSuffix)))
+				if err := l.removeSegmentFiles(later); err != nil {
+					return err
+				}
+			}
+			l.segs = l.segs[:i+1]
+		}
+		s.maxTs, s.maxTsKnown = b.maxTs, true
+		if i < len(l.segs)-1 {
+			b.finish()
+			s.maxTs = b.maxTs
+			if err := l.writeIndexFiles(s, b.idx, b.tidx); err != nil {
+				return err
+			}
+		} else {
+			s.act = b
+		}
+		next = max(b.nextOffset, next)
+	}
+	l.leo = max(next, l.active().base)
+	return nil
+}
+
+// scanSegment reads a whole segment, building its indexes. It returns the
+// size of the valid prefix; err (wrapping ErrCorruptBatch) says why the rest
+// is invalid.
+func (l *Log) scanSegment(s *segment, crc bool, minBase int64) (*indexBuilder, int64, error) {
+	b := newIndexBuilder(s.base, l.cfg.IndexIntervalBytes)
+	f, err := l.fs.Open(s.path(logSuffix))
+	if err != nil {
+		return b, 0, err
+	}
+	defer f.Close()
+	chunk := scanChunk
+	if crc {
+		chunk = recoveryChunk
+	}
+	sc := newScanner(f, 0, s.size, chunk)
+	sc.checkCRC = crc
+	sc.minBase = minBase
+	for {
+		h, pos, _, err := sc.next()
+		if err == io.EOF {
+			return b, s.size, nil
+		}
+		if err != nil {
+			return b, pos, err
+		}
+		b.add(h, pos)
+	}
+}
+
+func (l *Log) truncateFile(s *segment, size int64) error {
+	f, err := l.fs.OpenReadWrite(s.path(logSuffix))
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return fmt.Errorf("truncate %s: %w", s.path(logSuffix), err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	s.size = size
+	return f.Close()
+}
+
+// writeIndexFiles replaces a segment's index files atomically (not synced:
+// indexes are rebuilt from the log if lost).
+func (l *Log) writeIndexFiles(s *segment, idx, tidx []byte) error {
+	if err := vfs.WriteFileAtomic(l.fs, l.dir, s.path(indexSuffix), idx, false); err != nil {
+		return fmt.Errorf("write index of segment %d: %w", s.base, err)
+	}
+	if err := vfs.WriteFileAtomic(l.fs, l.dir, s.path(timeIndexSuffix), tidx, false); err != nil {
+		return fmt.Errorf("write time index of segment %d: %w", s.base, err)
+	}
+	return nil
+}
+
+// removeSegmentFiles deletes a segment's files and forgets its cached file.
+func (l *Log) removeSegmentFiles(s *segment) error {
+	l.files.drop(s)
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if err := l.fs.Remove(s.path(suf)); err != nil && !isNotExist(err) {
+			return fmt.Errorf("delete %s: %w", s.path(suf), err)
+		}
+	}
+	return nil
+}
