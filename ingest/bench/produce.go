@@ -190,7 +190,7 @@ func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("creating topic %q with %d partitions: %w", topic, partitions, err)
+		return false, fmt.Errorf("creating topic %q with %d partitions: %w (create it beforehand, or pass --partitions 0 to rely on the broker's auto-creation)", topic, partitions, err)
 	}
 	return true, nil
 }
