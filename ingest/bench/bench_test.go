@@ -157,3 +157,28 @@ func TestProduceErrorStops(t *testing.T) {
 		t.Fatalf("result %+v", pr)
 	}
 }
+
+// kgo truncates Record.Timestamp to milliseconds; latency must come from
+// the precise enqueue time. With a clock that starts 0.9 ms into a
+// millisecond and ticks 1 µs per reading, every latency stays far below
+// the 0.9 ms a truncated start would add.
+func TestLatencyUsesPreciseEnqueueTime(t *testing.T) {
+	brokers := newFake(t)
+	var mu sync.Mutex
+	now := time.Unix(1700000000, 900_000) // .000900 s
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Microsecond)
+		return now
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pr, err := Produce(ctx, ProduceConfig{Brokers: brokers, Topic: "clock", Records: 100, Acks: 1, Partitions: 1, Report: -1, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Latency.Count() != 100 || pr.Latency.Max() >= 500_000 {
+		t.Fatalf("latencies: count %d, max %dns; want 100 below 0.5 ms of fake time", pr.Latency.Count(), pr.Latency.Max())
+	}
+}

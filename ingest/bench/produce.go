@@ -251,10 +251,11 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 		failed   atomic.Int64
 		errOnce  sync.Once
 		firstErr error
-		pool     = sync.Pool{New: func() any { return new(kgo.Record) }}
+		pool     = sync.Pool{New: func() any { return new(benchRec) }}
 	)
 	promise := func(r *kgo.Record, err error) {
-		lat := int64(cfg.Now().Sub(r.Timestamp))
+		br := r.Context.(*benchRec)
+		lat := int64(cfg.Now().Sub(br.start))
 		if err != nil {
 			failed.Add(1)
 			errOnce.Do(func() {
@@ -268,8 +269,8 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 			res.Latency.Record(lat)
 			win.add(n, lat)
 		}
-		*r = kgo.Record{}
-		pool.Put(r)
+		*br = benchRec{}
+		pool.Put(br)
 	}
 
 	start := cfg.Now()
@@ -313,13 +314,15 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 					break
 				}
 				th.wait(runCtx, j)
-				r := pool.Get().(*kgo.Record)
+				br := pool.Get().(*benchRec)
+				r := &br.rec
+				r.Context = br
 				if cfg.Payload != nil {
 					r.Value = cfg.Payload(first + j)
 				} else {
 					r.Value = payload
 				}
-				r.Timestamp = cfg.Now()
+				br.start = cfg.Now()
 				cl.Produce(runCtx, r, promise)
 			}
 			_ = cl.Flush(ctx)
@@ -341,6 +344,23 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 	}
 	return res, nil
 }
+
+// benchRec is a pooled record with its enqueue time. kgo truncates
+// Record.Timestamp to milliseconds (dropping the monotonic clock), so the
+// start time is kept here; the record's Context points back at the
+// benchRec (a never-cancelled context, allocation free) so the promise
+// finds it.
+type benchRec struct {
+	rec   kgo.Record
+	start time.Time
+}
+
+func (*benchRec) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*benchRec) Done() <-chan struct{}       { return nil }
+func (*benchRec) Err() error                  { return nil }
+func (*benchRec) Value(any) any               { return nil }
+
+var _ context.Context = (*benchRec)(nil)
 
 // throttle paces one producer at rate records/s, as the Java perf test's
 // ThroughputThrottler does: sleep whenever ahead of schedule.
