@@ -53,13 +53,19 @@ func (l *Log) flushTo(target int64) error {
 		return fmt.Errorf("log %s: flush: %w", l.dir, err)
 	}
 	l.mu.Lock()
+	// The checkpoint is written (durably) only when the recovery point moves
+	// to another segment, so recovery work after a crash stays within about
+	// one segment without an extra fsync per flush.
+	durable := l.segIndexLocked(l.ckRecoveryPoint) != l.segIndexLocked(leo)
 	if leo > l.recoveryPoint {
 		l.recoveryPoint = leo
 	}
 	l.lastFlush = l.now()
 	l.mu.Unlock()
-	if err := l.writeCheckpoint(false); err != nil {
-		return fmt.Errorf("log %s: flush: %w", l.dir, err)
+	if durable {
+		if err := l.writeCheckpoint(true); err != nil {
+			return fmt.Errorf("log %s: flush: %w", l.dir, err)
+		}
 	}
 	return nil
 }
@@ -72,7 +78,7 @@ func (l *Log) flushAll() error {
 	if err := l.flushTo(target); err != nil {
 		return err
 	}
-	return l.writeCheckpoint(false)
+	return l.writeCheckpoint(true)
 }
 
 // MaybeFlush flushes if flush.ms has elapsed since the last flush and there

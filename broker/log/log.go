@@ -37,18 +37,19 @@ type Log struct {
 	flushMu  sync.Mutex // one flusher at a time; waiters coalesce
 	markerMu sync.Mutex
 
-	mu            sync.RWMutex
-	cfg           Config
-	segs          []*segment
-	leo           int64
-	hw            int64
-	logStart      int64
-	recoveryPoint int64 // offsets below are known durable
-	unflushedMsgs int64
-	lastFlush     time.Time
-	notify        chan struct{}
-	closed        bool
-	markerPresent bool // clean-shutdown marker still on disk
+	mu              sync.RWMutex
+	cfg             Config
+	segs            []*segment
+	leo             int64
+	hw              int64
+	logStart        int64
+	recoveryPoint   int64 // offsets below are known durable
+	ckRecoveryPoint int64 // recovery point in the last checkpoint written
+	unflushedMsgs   int64
+	lastFlush       time.Time
+	notify          chan struct{}
+	closed          bool
+	markerPresent   bool // clean-shutdown marker still on disk
 
 	bg sync.WaitGroup // background flushes after rolls
 

@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"weir/broker/log/vfs"
 )
@@ -27,7 +28,7 @@ func TestAppendReadAcrossRolls(t *testing.T) {
 					t.Fatalf("append %d: first offset %d, want %d", i, info.FirstOffset, want[i-1].LastOffset+1)
 				}
 				want = append(want, info)
-				clk.Add(1)
+				clk.Add(time.Millisecond)
 			}
 			if l.NumSegments() < 5 {
 				t.Fatalf("expected several segments, got %d", l.NumSegments())

@@ -62,8 +62,14 @@ func (l *Log) readCheckpoint() checkpoint {
 // writeCheckpoint persists recovery point, log start offset and HW.
 func (l *Log) writeCheckpoint(durable bool) error {
 	l.mu.RLock()
-	data := fmt.Appendf(nil, "recovery-point %d\nlog-start-offset %d\nhigh-watermark %d\n", l.recoveryPoint, l.logStart, l.hw)
+	rp := l.recoveryPoint
+	data := fmt.Appendf(nil, "recovery-point %d\nlog-start-offset %d\nhigh-watermark %d\n", rp, l.logStart, l.hw)
 	l.mu.RUnlock()
+	defer func() {
+		l.mu.Lock()
+		l.ckRecoveryPoint = rp
+		l.mu.Unlock()
+	}()
 	if err := vfs.WriteFileAtomic(l.fs, l.dir, path.Join(l.dir, checkpointName), data, durable); err != nil {
 		return fmt.Errorf("write checkpoint: %w", err)
 	}
@@ -146,6 +152,7 @@ func (l *Log) load() error {
 		return err
 	}
 	ck := l.readCheckpoint()
+	l.ckRecoveryPoint = ck.recoveryPoint
 	clean := false
 	logs := map[int64]bool{}
 	for _, n := range names {

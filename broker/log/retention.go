@@ -130,7 +130,7 @@ func (l *Log) deletePrefix(n int, newStart int64) error {
 	l.hw = max(l.hw, l.logStart)
 	l.recoveryPoint = max(l.recoveryPoint, l.logStart)
 	l.mu.Unlock()
-	if err := l.writeCheckpoint(newStart >= 0); err != nil {
+	if err := l.writeCheckpoint(true); err != nil {
 		return fmt.Errorf("log %s: %w", l.dir, err)
 	}
 	for _, s := range del {
@@ -207,7 +207,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.truncateTo(offset, first, interval); err != nil {
 		return fmt.Errorf("log %s: truncate to %d: %w", l.dir, offset, err)
 	}
-	return l.writeCheckpoint(false)
+	return l.writeCheckpoint(true)
 }
 
 func (l *Log) truncateTo(offset, first int64, interval int32) error {

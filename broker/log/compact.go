@@ -1,0 +1,355 @@
+package log
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+
+	"go.uber.org/zap"
+
+	"weir/broker/log/vfs"
+)
+
+// CompactStats reports a compaction pass.
+type CompactStats struct {
+	SegmentsCleaned int   // segments rewritten
+	RecordsRemoved  int64 // superseded records and expired tombstones dropped
+	BytesBefore     int64 // size of the rewritten segments before
+	BytesAfter      int64 // and after
+}
+
+// maxCompactKeys bounds the key map of one pass (about 40 bytes a key); a
+// pass covers as many sealed segments as fit and the next pass goes on.
+const maxCompactKeys = 4 << 20
+
+var compactSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+type keyHash [2]uint64
+
+func hashKey(k []byte) keyHash {
+	return keyHash{maphash.Bytes(compactSeeds[0], k), maphash.Bytes(compactSeeds[1], k)}
+}
+
+// MaybeCompact runs Compact if the log is compacted and either new sealed
+// segments appeared since the last pass or delete.retention.ms passed (so
+// tombstones can expire). The Manager's cleaner calls it.
+func (l *Log) MaybeCompact() (CompactStats, error) {
+	l.mu.RLock()
+	cfg := l.cfg
+	closed := l.closed
+	var newest int64 = -1
+	if len(l.segs) > 1 {
+		newest = l.segs[len(l.segs)-2].base
+	}
+	l.mu.RUnlock()
+	if closed || !cfg.Compact || newest < 0 {
+		return CompactStats{}, nil
+	}
+	l.maintMu.Lock()
+	due := newest >= l.cleanedThrough || l.now().Sub(l.lastCompact) >= cfg.DeleteRetentionMs
+	l.maintMu.Unlock()
+	if !due {
+		return CompactStats{}, nil
+	}
+	return l.Compact()
+}
+
+// Compact keeps the last record per key in the sealed segments (never the
+// active one), drops tombstones (null values) whose timestamp is older than
+// delete.retention.ms, and keeps every surviving record's offset. Segments
+// are rewritten one by one into .cleaned files and swapped in under a short
+// lock, so appends and reads go on meanwhile; readers holding a Section of
+// an old segment keep reading the old file. Rewritten compressed batches are
+// re-compressed with their original codec. Control batches are kept as they
+// are. Only segments whose max timestamp is older than
+// min.compaction.lag.ms are compacted.
+func (l *Log) Compact() (CompactStats, error) {
+	l.maintMu.Lock()
+	defer l.maintMu.Unlock()
+	var st CompactStats
+	l.mu.RLock()
+	if err := l.checkOpenLocked(); err != nil {
+		l.mu.RUnlock()
+		return st, err
+	}
+	cfg := l.cfg
+	segs := append([]*segment(nil), l.segs[:len(l.segs)-1]...)
+	l.mu.RUnlock()
+	if !cfg.Compact || len(segs) == 0 {
+		return st, nil
+	}
+	now := l.nowMs()
+	lagCutoff := now - cfg.MinCompactionLagMs.Milliseconds()
+	eligible := 0
+	for _, s := range segs {
+		ts, err := l.segMaxTs(s)
+		if err != nil {
+			return st, err
+		}
+		if cfg.MinCompactionLagMs > 0 && ts > lagCutoff {
+			break
+		}
+		eligible++
+	}
+	segs = segs[:eligible]
+	keys := map[keyHash]int64{}
+	covered := 0
+	for _, s := range segs {
+		if len(keys) >= maxCompactKeys {
+			break
+		}
+		if err := l.eachRecord(s, func(h BatchHeader, r *rawRecord) {
+			if r.rec.Key != nil {
+				keys[hashKey(r.rec.Key)] = h.BaseOffset + int64(r.rec.OffsetDelta)
+			}
+		}); err != nil {
+			return st, err
+		}
+		covered++
+	}
+	segs = segs[:covered]
+	tombCutoff := now - cfg.DeleteRetentionMs.Milliseconds()
+	for _, s := range segs {
+		if err := l.compactSegment(s, keys, tombCutoff, &st); err != nil {
+			return st, err
+		}
+	}
+	if len(segs) > 0 {
+		l.mu.RLock()
+		if i := l.segPosLocked(segs[len(segs)-1]); i >= 0 && i+1 < len(l.segs) {
+			l.cleanedThrough = l.segs[i+1].base
+		}
+		l.mu.RUnlock()
+	}
+	l.lastCompact = l.now()
+	if st.SegmentsCleaned > 0 {
+		l.logger.Info("compacted", zap.Int("segments", st.SegmentsCleaned), zap.Int64("records_removed", st.RecordsRemoved),
+			zap.Int64("bytes_before", st.BytesBefore), zap.Int64("bytes_after", st.BytesAfter))
+	}
+	return st, nil
+}
+
+// sealedView references sealed segment s (nil if it is gone).
+func (l *Log) sealedView(s *segment) (*segView, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i := l.segPosLocked(s)
+	if i < 0 {
+		return nil, nil
+	}
+	return l.viewLocked(i)
+}
+
+// eachRecord calls fn for every record of every non-control batch of s.
+func (l *Log) eachRecord(s *segment, fn func(BatchHeader, *rawRecord)) error {
+	v, err := l.sealedView(s)
+	if err != nil || v == nil {
+		return err
+	}
+	defer v.release()
+	sc := newScanner(v.h.f, 0, v.size, recoveryChunk)
+	sc.withBody = true
+	for {
+		h, _, body, err := sc.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("log %s: compaction: segment %d: %w", l.dir, s.base, err)
+		}
+		if h.IsControl() {
+			continue
+		}
+		recs, err := batchRecords(body, h)
+		if err != nil {
+			return fmt.Errorf("log %s: compaction: segment %d: %w", l.dir, s.base, err)
+		}
+		for i := range recs {
+			fn(h, &recs[i])
+		}
+	}
+}
+
+// compactSegment rewrites s without superseded records and expired
+// tombstones, if it has any, and swaps the result in.
+func (l *Log) compactSegment(s *segment, keys map[keyHash]int64, tombCutoff int64, st *CompactStats) error {
+	v, err := l.sealedView(s)
+	if err != nil || v == nil {
+		return err
+	}
+	defer v.release()
+	cleaned := s.path(logSuffix) + cleanedSuffix
+	out, err := l.fs.Create(cleaned)
+	if err != nil {
+		return fmt.Errorf("log %s: compaction: %w", l.dir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			out.Close()
+			for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+				l.fs.Remove(s.path(suf) + cleanedSuffix)
+			}
+		}
+	}()
+	b := newIndexBuilder(s.base, l.Config().IndexIntervalBytes)
+	sc := newScanner(v.h.f, 0, v.size, recoveryChunk)
+	sc.withBody = true
+	var pos int64
+	var removed int64
+	write := func(batch []byte) error {
+		h, err := ParseBatch(batch)
+		if err != nil {
+			return err
+		}
+		if _, err := out.WriteAt(batch, pos); err != nil {
+			return err
+		}
+		b.add(h, pos)
+		pos += int64(len(batch))
+		return nil
+	}
+	for {
+		h, _, body, err := sc.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("log %s: compaction: segment %d: %w", l.dir, s.base, err)
+		}
+		if h.IsControl() {
+			if err := write(body); err != nil {
+				return err
+			}
+			continue
+		}
+		recs, err := batchRecords(body, h)
+		if err != nil {
+			return fmt.Errorf("log %s: compaction: segment %d: %w", l.dir, s.base, err)
+		}
+		keep := recs[:0:0]
+		for _, r := range recs {
+			off := h.BaseOffset + int64(r.rec.OffsetDelta)
+			if r.rec.Key != nil {
+				latest, seen := keys[hashKey(r.rec.Key)]
+				if seen && latest != off {
+					continue // superseded
+				}
+				if r.rec.Value == nil && h.FirstTimestamp+r.rec.TimestampDelta64 < tombCutoff {
+					continue // expired tombstone
+				}
+			}
+			keep = append(keep, r)
+		}
+		removed += int64(len(recs) - len(keep))
+		switch {
+		case len(keep) == len(recs):
+			err = write(body)
+		case len(keep) == 0:
+		default:
+			var nb []byte
+			if nb, err = rebuildBatch(body, h, keep); err == nil {
+				err = write(nb)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("log %s: compaction: segment %d: %w", l.dir, s.base, err)
+		}
+	}
+	if removed == 0 {
+		return nil // nothing to do; the deferred cleanup removes the file
+	}
+	b.finish()
+	if err := out.Sync(); err != nil {
+		return fmt.Errorf("log %s: compaction: sync: %w", l.dir, err)
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	for suf, data := range map[string][]byte{indexSuffix: b.idx, timeIndexSuffix: b.tidx} {
+		if err := writeWhole(l.fs, s.path(suf)+cleanedSuffix, data); err != nil {
+			return fmt.Errorf("log %s: compaction: %w", l.dir, err)
+		}
+	}
+	// Commit: .cleaned -> .swap (the .log.swap rename is the commit point).
+	for _, suf := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
+		if err := l.fs.Rename(s.path(suf)+cleanedSuffix, s.path(suf)+swapSuffix); err != nil {
+			return fmt.Errorf("log %s: compaction: %w", l.dir, err)
+		}
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return fmt.Errorf("log %s: compaction: %w", l.dir, err)
+	}
+	ok = true
+	ns := &segment{fs: l.fs, dir: l.dir, base: s.base, size: pos, maxTs: b.maxTs, maxTsKnown: true}
+	if b.batches == 0 {
+		ns.maxTs = math.MinInt64
+	}
+	l.mu.Lock()
+	i := l.segPosLocked(s)
+	var serr error
+	if i >= 0 {
+		for _, suf := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
+			if err := l.fs.Rename(s.path(suf)+swapSuffix, s.path(suf)); err != nil && serr == nil {
+				serr = err
+			}
+		}
+		if serr == nil {
+			l.segs[i] = ns
+		}
+	}
+	l.mu.Unlock()
+	if serr != nil {
+		return fmt.Errorf("log %s: compaction swap of segment %d: %w", l.dir, s.base, serr)
+	}
+	if i < 0 { // deleted meanwhile
+		for _, suf := range []string{indexSuffix, timeIndexSuffix, logSuffix} {
+			l.fs.Remove(s.path(suf) + swapSuffix)
+		}
+		return nil
+	}
+	l.files.drop(s)
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return fmt.Errorf("log %s: compaction: %w", l.dir, err)
+	}
+	st.SegmentsCleaned++
+	st.RecordsRemoved += removed
+	st.BytesBefore += v.size
+	st.BytesAfter += pos
+	return nil
+}
+
+func writeWhole(fs vfs.FS, name string, data []byte) error {
+	f, err := fs.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// rebuildBatch writes a batch holding only keep, with the original base
+// offset, lastOffsetDelta, timestamps, producer fields and codec, so every
+// surviving record keeps its offset (gaps in offset deltas are legal).
+func rebuildBatch(orig []byte, h BatchHeader, keep []rawRecord) ([]byte, error) {
+	var raw []byte
+	for _, r := range keep {
+		raw = append(raw, r.raw...)
+	}
+	recs, err := compress(h.Codec(), raw)
+	if err != nil {
+		return nil, err
+	}
+	nb := make([]byte, batchHeaderSize, batchHeaderSize+len(recs))
+	copy(nb, orig[:batchHeaderSize])
+	nb = append(nb, recs...)
+	binary.BigEndian.PutUint32(nb[offLength:], uint32(len(nb)-lengthFieldEnd))
+	binary.BigEndian.PutUint32(nb[offNumRecords:], uint32(len(keep)))
+	setCRC(nb)
+	return nb, nil
+}
