@@ -41,7 +41,7 @@ func recordFor(i int) (key, value []byte, headers []kgo.RecordHeader) {
 	return
 }
 
-func createTopic(t *testing.T, b *testBroker, name string, partitions int32, configs map[string]string) {
+func createTopic(t testing.TB, b *testBroker, name string, partitions int32, configs map[string]string) {
 	t.Helper()
 	if _, err := b.meta.CreateTopic(context.Background(), metadata.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: 1, Configs: configs}); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 // testBroker is a real in-process server on 127.0.0.1:0 over a real data
 // directory.
 type testBroker struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	srv  *Server
 	meta *metadata.FileStore
@@ -30,12 +30,12 @@ type testBroker struct {
 
 type brokerOpt func(*Config)
 
-func startBroker(t *testing.T, opts ...brokerOpt) *testBroker {
+func startBroker(t testing.TB, opts ...brokerOpt) *testBroker {
 	t.Helper()
 	return startBrokerIn(t, t.TempDir(), opts...)
 }
 
-func startBrokerIn(t *testing.T, dir string, opts ...brokerOpt) *testBroker {
+func startBrokerIn(t testing.TB, dir string, opts ...brokerOpt) *testBroker {
 	t.Helper()
 	lg := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
 	meta, err := metadata.OpenFile(dir, lg)
