@@ -105,6 +105,15 @@ func TestProduceConsumeKeyed(t *testing.T) {
 	}
 	mustWeir(t, in.String(), "produce", "keyed", "--brokers", b, "--key-separator", ":", "--headers", "src=test,env=ci", "--acks", "1", "--compression", "zstd")
 
+	// list and describe need only Metadata (and show configs if they can).
+	if out := mustWeir(t, "", "topic", "list", "--brokers", b); !regexpLine(out, `keyed\s+4\s+1`) {
+		t.Errorf("topic list:\n%s", out)
+	}
+	desc := mustWeir(t, "", "topic", "describe", "keyed", "--brokers", b)
+	if !strings.Contains(desc, "Topic: keyed") || !strings.Contains(desc, "PartitionCount: 4") || !regexpLine(desc, `\s*Partition: 3\s+Leader: \d+\s+Replicas: \d+\s+Isr: \d+`) {
+		t.Errorf("topic describe:\n%s", desc)
+	}
+
 	out := mustWeir(t, "", "consume", "keyed", "--brokers", b, "--from-beginning", "-e", "--format", `%p|%o|%k|%v|%h\n`)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 500 {

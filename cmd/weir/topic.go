@@ -192,23 +192,28 @@ func topicDescribeCmd(g *globalFlags) *cobra.Command {
 				return topicErr(name, td.Err, "")
 			}
 		}
-		rcs, err := adm.DescribeTopicConfigs(ctx, args...)
-		if err != nil && !errors.Is(err, kerr.UnsupportedVersion) {
-			return cf.explain(fmt.Errorf("describing configs of topics %v: %w", args, err))
-		}
+		// Partitions are worth showing even if configs cannot be read
+		// (a broker without DescribeConfigs, or a transient error).
+		rcs, cerr := adm.DescribeTopicConfigs(ctx, args...)
 		out := cmd.OutOrStdout()
 		for i, name := range args {
 			if i > 0 {
 				fmt.Fprintln(out)
 			}
-			var nonDefault []kadm.Config
-			if rc, err := rcs.On(name, nil); err == nil {
-				if rc.Err != nil {
-					return topicErr(name, rc.Err, rc.ErrMessage)
-				}
+			var (
+				nonDefault []kadm.Config
+				note       string
+			)
+			if cerr != nil {
+				note = fmt.Sprintf("(unavailable: %v)", cerr)
+			} else if rc, err := rcs.On(name, nil); err != nil {
+				note = fmt.Sprintf("(unavailable: %v)", err)
+			} else if rc.Err != nil {
+				note = fmt.Sprintf("(unavailable: %v)", rc.Err)
+			} else {
 				nonDefault = topicOverrides(rc.Configs)
 			}
-			writeTopicDescription(out, tds[name], nonDefault)
+			writeTopicDescription(out, tds[name], nonDefault, note)
 		}
 		return nil
 	}
@@ -227,7 +232,9 @@ func topicOverrides(cs []kadm.Config) []kadm.Config {
 	return out
 }
 
-func writeTopicDescription(w io.Writer, td kadm.TopicDetail, configs []kadm.Config) {
+// writeTopicDescription prints td like kafka-topics --describe; a
+// non-empty note replaces the configs.
+func writeTopicDescription(w io.Writer, td kadm.TopicDetail, configs []kadm.Config, note string) {
 	var kv []string
 	for _, c := range configs {
 		v := c.MaybeValue()
@@ -240,8 +247,15 @@ func writeTopicDescription(w io.Writer, td kadm.TopicDetail, configs []kadm.Conf
 	if len(kv) > 0 {
 		cfg = strings.Join(kv, ",")
 	}
-	fmt.Fprintf(w, "Topic: %s\tTopicId: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n",
-		td.Topic, td.ID, len(td.Partitions), td.Partitions.NumReplicas(), cfg)
+	if note != "" {
+		cfg = note
+	}
+	id := ""
+	if td.ID != (kadm.TopicID{}) { // Metadata before v10 carries no topic ids
+		id = "\tTopicId: " + td.ID.String()
+	}
+	fmt.Fprintf(w, "Topic: %s%s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: %s\n",
+		td.Topic, id, len(td.Partitions), td.Partitions.NumReplicas(), cfg)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, p := range td.Partitions.Sorted() {
 		line := fmt.Sprintf("\tPartition: %d\tLeader: %d\tReplicas: %s\tIsr: %s", p.Partition, p.Leader, joinIDs(p.Replicas), joinIDs(p.ISR))
