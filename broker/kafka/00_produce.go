@@ -95,16 +95,10 @@ func (s *Server) produceTo(version int16, ts *topicState, p *partition, records 
 		logAppendTime:   ts.cfg.LogAppendTime,
 	}
 	var (
-		nbatches   int
 		nrecords   int64
 		idempotent bool
-		first      batchView
 	)
 	if pe := validateBatches(records, &lim, func(v *batchView) {
-		if nbatches == 0 {
-			first = *v
-		}
-		nbatches++
 		nrecords += int64(v.numRecords)
 		idempotent = idempotent || v.producerID >= 0
 	}); pe != nil {
@@ -116,7 +110,7 @@ func (s *Server) produceTo(version int16, ts *topicState, p *partition, records 
 	)
 	if idempotent {
 		var dup bool
-		info, dup, err = s.appendIdempotent(p, records, nbatches, &first)
+		info, dup, err = s.appendIdempotent(p, records)
 		if dup {
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = info.FirstOffset, info.LogAppendTime, p.log.StartOffset()
 			return nil

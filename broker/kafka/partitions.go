@@ -12,6 +12,7 @@ import (
 	"weir/broker/log"
 	"weir/broker/metadata"
 	"weir/broker/topicconfig"
+	"weir/broker/txn"
 )
 
 // The partition table maps topic names to the open logs this broker hosts.
@@ -39,9 +40,9 @@ type partition struct {
 	// leaderEpoch is the partition's leader epoch from the metadata.
 	leaderEpoch atomic.Int32
 
-	// mu serializes idempotent appends (producer-state check, append,
-	// apply) on this partition. Appends without a producer id skip it.
-	mu sync.Mutex
+	// prod is the partition's producer state (idempotence); nil when the
+	// log is nil or the state could not be loaded.
+	prod *txn.Partition
 }
 
 type partitionTable struct {
@@ -118,6 +119,7 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 					s.log.Error("opening partition log failed", zap.String("topic", t.Name), zap.Int("partition", i), zap.Error(err))
 				} else {
 					p.log = l
+					s.openProducerState(t.Name, p)
 				}
 			}
 			ts.parts = append(ts.parts, p)
@@ -138,6 +140,13 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 func (pt *partitionTable) dropTopic(ts *topicState, deleteLogs bool) {
 	s := pt.s
 	for _, p := range ts.parts {
+		if p.prod != nil {
+			if deleteLogs {
+				p.prod.Discard()
+			} else if err := p.prod.Close(); err != nil {
+				s.log.Warn("closing producer state failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
+			}
+		}
 		if p.log == nil || !deleteLogs {
 			continue
 		}
@@ -153,6 +162,23 @@ func (pt *partitionTable) dropTopic(ts *topicState, deleteLogs bool) {
 		s.metrics.logSize.DeleteLabelValues(ts.name)
 	}
 	s.log.Info("topic removed", zap.String("topic", ts.name), zap.Bool("logs_deleted", deleteLogs))
+}
+
+// closeAll closes every partition's producer state (writing its final
+// snapshot); the logs themselves belong to the LogManager.
+func (pt *partitionTable) closeAll() {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	for _, ts := range pt.load() {
+		for _, p := range ts.parts {
+			if p.prod == nil {
+				continue
+			}
+			if err := p.prod.Close(); err != nil {
+				pt.s.log.Warn("closing producer state failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
+			}
+		}
+	}
 }
 
 // logConfig converts a topic's resolved configuration to the log's.

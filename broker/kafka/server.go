@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/log"
+	"weir/broker/log/vfs"
 	"weir/broker/metadata"
 	"weir/broker/topicconfig"
 )
@@ -37,6 +38,9 @@ type Config struct {
 	// Logs opens and deletes the partition logs; required. The server
 	// opens the logs of every topic in Metadata and follows its changes.
 	Logs LogManager
+	// FS is the file system of the data directory, for producer-state
+	// snapshots (nil: vfs.OS).
+	FS vfs.FS
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 
@@ -102,6 +106,7 @@ type Server struct {
 	parts   *partitionTable
 	metrics *metrics
 	now     func() time.Time
+	fs      vfs.FS
 
 	ctx    context.Context // cancelled at shutdown: long polls return
 	cancel context.CancelFunc
@@ -147,6 +152,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.fs = cfg.FS; s.fs == nil {
+		s.fs = vfs.OS
 	}
 	// Follow the metadata: register first, then load, so no change is
 	// missed (sync is idempotent).
@@ -299,7 +307,8 @@ func (s *Server) acceptLoop() {
 
 // Shutdown stops accepting, stops reading new requests, lets the requests
 // in flight finish (long polls return early with what they have), writes
-// their responses and closes every connection. When ctx ends first, the
+// their responses, closes every connection, and closes the producer states
+// (final snapshots). Close the LogManager after it. When ctx ends first, the
 // remaining connections are closed at once. Safe to call more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
@@ -326,14 +335,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.inflight.Wait()
 		close(done)
 	}()
+	var err error
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		for _, c := range conns {
 			c.close()
 		}
 		<-done
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	if first {
+		s.parts.closeAll()
+	}
+	return err
 }
