@@ -52,6 +52,7 @@ func benchProduceCmd(g *globalFlags) *cobra.Command {
 	fl.DurationVar(&cfg.Linger, "linger", 0, "how long a partition's batch waits for more records")
 	fl.Int32Var(&cfg.BatchBytes, "batch-max-bytes", 1<<20, "largest record batch in bytes")
 	fl.IntVar(&cfg.MaxBuffered, "max-buffered-records", 100_000, "records each client buffers before Produce blocks")
+	fl.IntVar(&cfg.BufferBytes, "buffer-memory", 32<<20, "bytes each client buffers before Produce blocks (Kafka's buffer.memory)")
 	fl.IntVar(&cfg.MaxInflight, "max-inflight", 5, "produce requests in flight per broker (acks 0 and 1)")
 	fl.DurationVar(&cfg.Report, "report-interval", 5*time.Second, "progress line interval (negative: none)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

@@ -37,6 +37,7 @@ type ProduceConfig struct {
 	Linger      time.Duration        // kgo ProducerLinger; default 0 (send as soon as possible)
 	BatchBytes  int32                // kgo ProducerBatchMaxBytes; default 1 MiB
 	MaxBuffered int                  // kgo MaxBufferedRecords per producer; default 100,000
+	BufferBytes int                  // kgo MaxBufferedBytes per producer; default 32 MiB (Java's buffer.memory)
 	MaxInflight int                  // produce requests in flight per broker for acks 0/1; default 5
 	Report      time.Duration        // progress line interval; default 5s, < 0 disables
 	Out         io.Writer            // progress and summary lines; nil discards
@@ -72,6 +73,9 @@ func (c *ProduceConfig) defaults() error {
 	}
 	if c.MaxBuffered <= 0 {
 		c.MaxBuffered = 100_000
+	}
+	if c.BufferBytes <= 0 {
+		c.BufferBytes = 32 << 20
 	}
 	if c.MaxInflight <= 0 {
 		c.MaxInflight = 5
@@ -220,6 +224,7 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 			kgo.ProducerLinger(cfg.Linger),
 			kgo.ProducerBatchMaxBytes(cfg.BatchBytes),
 			kgo.MaxBufferedRecords(cfg.MaxBuffered),
+			kgo.MaxBufferedBytes(cfg.BufferBytes),
 			kgo.ProduceRequestTimeout(30*time.Second),
 		)
 		if cfg.Acks != -1 {
