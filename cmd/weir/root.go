@@ -57,7 +57,7 @@ broker unchanged.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			lg, err := newLogger(g.logLevel, g.logFormat, os.Stdout)
+			lg, err := newLogger(g.logLevel, g.logFormat, os.Stderr)
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,8 @@ broker unchanged.`,
 	return root
 }
 
-// newLogger builds the zap logger: JSON when out is not a terminal (or
+// newLogger builds the zap logger, writing to stderr so that commands like
+// `weir consume` keep stdout for records: JSON when out is not a terminal (or
 // format is "json"), a readable console encoding otherwise.
 func newLogger(level, format string, out *os.File) (*zap.Logger, error) {
 	var lvl zapcore.Level
