@@ -56,7 +56,7 @@ func (l *Log) flushTo(target int64) error {
 	// The checkpoint is written (durably) only when the recovery point moves
 	// to another segment, so recovery work after a crash stays within about
 	// one segment without an extra fsync per flush.
-	durable := l.segIndexLocked(l.ckRecoveryPoint) != l.segIndexLocked(leo)
+	durable := l.segIndexLocked(l.ckWritten.recoveryPoint) != l.segIndexLocked(leo)
 	if leo > l.recoveryPoint {
 		l.recoveryPoint = leo
 	}

@@ -37,19 +37,19 @@ type Log struct {
 	flushMu  sync.Mutex // one flusher at a time; waiters coalesce
 	markerMu sync.Mutex
 
-	mu              sync.RWMutex
-	cfg             Config
-	segs            []*segment
-	leo             int64
-	hw              int64
-	logStart        int64
-	recoveryPoint   int64 // offsets below are known durable
-	ckRecoveryPoint int64 // recovery point in the last checkpoint written
-	unflushedMsgs   int64
-	lastFlush       time.Time
-	notify          chan struct{}
-	closed          bool
-	markerPresent   bool // clean-shutdown marker still on disk
+	mu            sync.RWMutex
+	cfg           Config
+	segs          []*segment
+	leo           int64
+	hw            int64
+	logStart      int64
+	recoveryPoint int64      // offsets below are known durable
+	ckWritten     checkpoint // content of the last checkpoint written or read
+	unflushedMsgs int64
+	lastFlush     time.Time
+	notify        chan struct{}
+	closed        bool
+	markerPresent bool // clean-shutdown marker still on disk
 
 	bg sync.WaitGroup // background flushes after rolls
 
@@ -218,11 +218,16 @@ func (l *Log) Close() error {
 	act.act.finish()
 	idx, tidx := act.act.idx, act.act.tidx
 	l.mu.Unlock()
-	if err == nil {
+	// markerPresent: nothing was appended since a clean open, so the active
+	// segment's index files and the marker on disk are still right.
+	l.markerMu.Lock()
+	unchanged := l.markerPresent
+	l.markerMu.Unlock()
+	if err == nil && !unchanged {
 		err = l.writeIndexFiles(act, idx, tidx)
-	}
-	if err == nil {
-		err = l.writeCleanMarker(act)
+		if err == nil {
+			err = l.writeCleanMarker(act)
+		}
 	}
 	l.dropAll()
 	if err != nil {

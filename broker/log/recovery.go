@@ -62,17 +62,19 @@ func (l *Log) readCheckpoint() checkpoint {
 // writeCheckpoint persists recovery point, log start offset and HW.
 func (l *Log) writeCheckpoint(durable bool) error {
 	l.mu.RLock()
-	rp := l.recoveryPoint
-	data := fmt.Appendf(nil, "recovery-point %d\nlog-start-offset %d\nhigh-watermark %d\n", rp, l.logStart, l.hw)
+	ck := checkpoint{l.recoveryPoint, l.logStart, l.hw}
+	written := l.ckWritten
 	l.mu.RUnlock()
-	defer func() {
-		l.mu.Lock()
-		l.ckRecoveryPoint = rp
-		l.mu.Unlock()
-	}()
+	if ck == written {
+		return nil // unchanged (idle partitions cost no I/O)
+	}
+	data := fmt.Appendf(nil, "recovery-point %d\nlog-start-offset %d\nhigh-watermark %d\n", ck.recoveryPoint, ck.logStart, ck.hw)
 	if err := vfs.WriteFileAtomic(l.fs, l.dir, path.Join(l.dir, checkpointName), data, durable); err != nil {
 		return fmt.Errorf("write checkpoint: %w", err)
 	}
+	l.mu.Lock()
+	l.ckWritten = ck
+	l.mu.Unlock()
 	return nil
 }
 
@@ -152,7 +154,7 @@ func (l *Log) load() error {
 		return err
 	}
 	ck := l.readCheckpoint()
-	l.ckRecoveryPoint = ck.recoveryPoint
+	l.ckWritten = ck
 	clean := false
 	logs := map[int64]bool{}
 	for _, n := range names {
@@ -222,6 +224,9 @@ func (l *Log) load() error {
 		l.logStart = l.leo
 	}
 	l.hw = max(min(ck.hw, l.leo), l.logStart)
+	if !clean {
+		l.ckWritten = checkpoint{} // state changed by recovery: rewrite
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"io"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -31,6 +32,13 @@ func (s *Section) WriteTo(w io.Writer) (int64, error) {
 	return io.Copy(w, io.NewSectionReader(s.f, s.off, s.n))
 }
 
+// sendfileBytes counts bytes sent with sendfile(2) (observability for tests
+// and metrics).
+var sendfileBytes atomic.Int64
+
+// SendfileBytes returns the bytes sent with sendfile(2) so far by this process.
+func SendfileBytes() int64 { return sendfileBytes.Load() }
+
 // sendfile sends n bytes of file from off to the socket. handled=false means
 // sendfile could not be used (caller falls back).
 func sendfile(dst, src syscall.Conn, off, n int64) (written int64, err error, handled bool) {
@@ -55,6 +63,7 @@ func sendfile(dst, src syscall.Conn, off, n int64) (written int64, err error, ha
 				}
 				m, err := unix.Sendfile(int(outfd), int(infd), &pos, int(chunk))
 				if m > 0 {
+					sendfileBytes.Add(int64(m))
 					written += int64(m)
 					remain -= int64(m)
 				}
