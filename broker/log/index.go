@@ -36,16 +36,16 @@ func timeEntry(tidx []byte, i int) (ts int64, rel uint32) {
 	return int64(binary.BigEndian.Uint64(e)), binary.BigEndian.Uint32(e[8:])
 }
 
-// lookupOffset returns the position of the largest entry whose relOffset <=
-// rel (0 if none).
-func lookupOffset(idx []byte, rel uint32) int64 {
+// lookupOffset returns the largest entry whose relOffset <= rel (ok=false,
+// position 0 if none).
+func lookupOffset(idx []byte, rel uint32) (entryRel uint32, pos int64, ok bool) {
 	n := len(idx) / offsetEntrySize
 	i := sort.Search(n, func(i int) bool { r, _ := offsetEntry(idx, i); return r > rel }) - 1
 	if i < 0 {
-		return 0
+		return 0, 0, false
 	}
-	_, pos := offsetEntry(idx, i)
-	return int64(pos)
+	r, p := offsetEntry(idx, i)
+	return r, int64(p), true
 }
 
 // lastEntryBefore returns the largest entry position p with p <= maxPos and
@@ -77,7 +77,7 @@ func lookupTime(tidx []byte, ts int64) (rel uint32, ok bool) {
 // validateOffsetIndex checks an index file against the size of its log:
 // whole entries, strictly increasing offsets and positions, positions within
 // the log.
-func validateOffsetIndex(idx []byte, logSize int64) error {
+func validateOffsetIndex(idx []byte, logSize int64, maxRel int64) error {
 	if len(idx)%offsetEntrySize != 0 {
 		return fmt.Errorf("%w: offset index size %d is not a multiple of %d", ErrCorruptIndex, len(idx), offsetEntrySize)
 	}
@@ -87,6 +87,9 @@ func validateOffsetIndex(idx []byte, logSize int64) error {
 		rel, pos := offsetEntry(idx, i)
 		if i > 0 && (rel <= lastRel || pos <= lastPos) {
 			return fmt.Errorf("%w: offset index entry %d (%d,%d) not after (%d,%d)", ErrCorruptIndex, i, rel, pos, lastRel, lastPos)
+		}
+		if int64(rel) > maxRel {
+			return fmt.Errorf("%w: offset index entry %d offset %d beyond the segment", ErrCorruptIndex, i, rel)
 		}
 		if int64(pos)+batchHeaderSize > logSize {
 			return fmt.Errorf("%w: offset index entry %d position %d beyond log size %d", ErrCorruptIndex, i, pos, logSize)
@@ -98,7 +101,7 @@ func validateOffsetIndex(idx []byte, logSize int64) error {
 
 // validateTimeIndex checks whole entries and increasing timestamps and
 // offsets; a non-empty log must have at least one entry.
-func validateTimeIndex(tidx []byte, logSize int64) error {
+func validateTimeIndex(tidx []byte, logSize int64, maxRel int64) error {
 	if len(tidx)%timeEntrySize != 0 {
 		return fmt.Errorf("%w: time index size %d is not a multiple of %d", ErrCorruptIndex, len(tidx), timeEntrySize)
 	}
@@ -110,6 +113,9 @@ func validateTimeIndex(tidx []byte, logSize int64) error {
 	var lastRel uint32
 	for i := 0; i < n; i++ {
 		ts, rel := timeEntry(tidx, i)
+		if int64(rel) > maxRel {
+			return fmt.Errorf("%w: time index entry %d offset %d beyond the segment", ErrCorruptIndex, i, rel)
+		}
 		if i > 0 && (ts <= lastTs || rel < lastRel) {
 			return fmt.Errorf("%w: time index entry %d (%d,%d) not after (%d,%d)", ErrCorruptIndex, i, ts, rel, lastTs, lastRel)
 		}

@@ -15,6 +15,8 @@ import (
 // file (referenced), its size and its offset/time indexes.
 type segView struct {
 	seg  *segment
+	// maxRel bounds relative offsets in the indexes (next segment's base).
+	maxRel int64
 	h    *handle
 	size int64
 	idx  []byte
@@ -36,7 +38,10 @@ func (l *Log) viewLocked(i int) (*segView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log %s: open segment %d: %w", l.dir, s.base, err)
 	}
-	v := &segView{seg: s, h: h, size: s.size}
+	v := &segView{seg: s, h: h, size: s.size, maxRel: math.MaxUint32}
+	if i+1 < len(l.segs) {
+		v.maxRel = l.segs[i+1].base - s.base - 1
+	}
 	if s.act != nil {
 		v.idx, v.tidx = s.act.idx, s.act.tidx
 		v.size = s.act.size
@@ -54,7 +59,7 @@ func (l *Log) indexes(v *segView) error {
 	h.idxMu.Lock()
 	defer h.idxMu.Unlock()
 	if !h.idxLoaded {
-		if err := l.loadIndexes(h, v.size); err != nil {
+		if err := l.loadIndexes(h, v.size, v.maxRel); err != nil {
 			return err
 		}
 		h.idxLoaded = true
@@ -63,16 +68,16 @@ func (l *Log) indexes(v *segView) error {
 	return nil
 }
 
-func (l *Log) loadIndexes(h *handle, size int64) error {
+func (l *Log) loadIndexes(h *handle, size, maxRel int64) error {
 	s := h.seg
 	idx, r1, err1 := vfs.MapFile(l.fs, s.path(indexSuffix))
 	tidx, r2, err2 := vfs.MapFile(l.fs, s.path(timeIndexSuffix))
 	err := errors.Join(err1, err2)
 	if err == nil {
-		err = validateOffsetIndex(idx, size)
+		err = validateOffsetIndex(idx, size, maxRel)
 	}
 	if err == nil {
-		err = validateTimeIndex(tidx, size)
+		err = validateTimeIndex(tidx, size, maxRel)
 	}
 	if err == nil {
 		h.idx, h.tidx = idx, tidx
@@ -131,14 +136,17 @@ func (l *Log) findBatch(v *segView, offset int64) (pos int64, h BatchHeader, fou
 	if rel > math.MaxUint32 {
 		rel = math.MaxUint32
 	}
-	start := lookupOffset(v.idx, uint32(rel))
+	entryRel, start, indexed := lookupOffset(v.idx, uint32(rel))
 	for attempt := 0; ; attempt++ {
 		sc := newScanner(v.h.f, start, v.size, 8<<10)
 		sc.minBase = v.seg.base
-		for {
+		for first := true; ; first = false {
 			h, pos, _, err = sc.next()
 			if err == io.EOF {
 				return 0, h, false, nil
+			}
+			if err == nil && first && indexed && h.BaseOffset != v.seg.base+int64(entryRel) {
+				err = fmt.Errorf("%w: index entry for offset %d points at a batch with base %d", ErrCorruptIndex, v.seg.base+int64(entryRel), h.BaseOffset)
 			}
 			if err != nil {
 				break
@@ -148,7 +156,7 @@ func (l *Log) findBatch(v *segView, offset int64) (pos int64, h BatchHeader, fou
 			}
 		}
 		// A bad batch where the index pointed: the index may be stale.
-		if attempt > 0 || v.seg.act != nil || start == 0 {
+		if attempt > 0 || v.seg.act != nil || !indexed {
 			return 0, h, false, fmt.Errorf("log %s: segment %d: %w", l.dir, v.seg.base, err)
 		}
 		v.h.idxMu.Lock()
@@ -158,7 +166,7 @@ func (l *Log) findBatch(v *segView, offset int64) (pos int64, h BatchHeader, fou
 		if rerr != nil {
 			return 0, h, false, rerr
 		}
-		start = lookupOffset(v.idx, uint32(rel))
+		entryRel, start, indexed = lookupOffset(v.idx, uint32(rel))
 	}
 }
 

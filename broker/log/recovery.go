@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -241,10 +242,10 @@ func (l *Log) loadActiveClean(s *segment) error {
 	if err != nil && !(isNotExist(err) && s.size == 0) {
 		return err
 	}
-	if err := validateOffsetIndex(idx, s.size); err != nil {
+	if err := validateOffsetIndex(idx, s.size, math.MaxUint32); err != nil {
 		return err
 	}
-	if err := validateTimeIndex(tidx, s.size); err != nil {
+	if err := validateTimeIndex(tidx, s.size, math.MaxUint32); err != nil {
 		return err
 	}
 	f, err := l.fs.Open(s.path(logSuffix))
