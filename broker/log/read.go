@@ -14,13 +14,13 @@ import (
 // segView is a consistent snapshot of one segment for a reader: its cached
 // file (referenced), its size and its offset/time indexes.
 type segView struct {
-	seg  *segment
+	seg *segment
 	// maxRel bounds relative offsets in the indexes (next segment's base).
 	maxRel int64
-	h    *handle
-	size int64
-	idx  []byte
-	tidx []byte
+	h      *handle
+	size   int64
+	idx    []byte
+	tidx   []byte
 }
 
 func (v *segView) release() {
