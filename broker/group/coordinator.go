@@ -1,0 +1,464 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+// Storage is __consumer_offsets as the coordinator needs it; the Kafka
+// server implements it over its partition logs.
+//
+// Contract: Partitions returns the topic's partition count, or 0 when it
+// does not exist; CreateTopic creates it (compacted, n partitions) or
+// returns the existing count. Append appends one or more concatenated
+// uncompressed RecordBatch v2 (the caller's slice may be modified) and
+// returns only once they are as durable as an acks=all produce. Replay
+// calls fn with the partition's record batches from its start to its end,
+// in order; fn must not keep the slice.
+type Storage interface {
+	Partitions() int32
+	CreateTopic(n int32) (int32, error)
+	Append(p int32, batches []byte) error
+	Replay(p int32, fn func(batches []byte) error) error
+}
+
+// ErrClosed is returned by a Coordinator that was closed.
+var ErrClosed = errors.New("group coordinator closed")
+
+// maxBatchBytes bounds one group-commit append (below message.max.bytes).
+const maxBatchBytes = 512 << 10
+
+// Coordinator runs a Machine: it serializes calls with one mutex, fires
+// timers from one goroutine, appends the Machine's Writes with one writer
+// goroutine per partition (everything queued while an append runs goes
+// into the next batch), and loads partitions from Storage.
+type Coordinator struct {
+	cfg Config
+	st  Storage
+	now func() time.Time
+	log *zap.Logger
+
+	mu      sync.Mutex
+	m       *Machine // nil until the offsets topic exists
+	writers map[int32]*writer
+	closed  bool
+
+	kick     chan struct{}
+	stop     chan struct{}
+	loopDone chan struct{}
+}
+
+// Options are a Coordinator's collaborators.
+type Options struct {
+	Now    func() time.Time // nil: time.Now
+	Logger *zap.Logger      // nil: none
+}
+
+// NewCoordinator validates cfg and starts the timer goroutine. When
+// __consumer_offsets exists it is loaded at once (this broker leads every
+// partition while weir is single-node); otherwise it is created by the
+// first request that needs it.
+func NewCoordinator(cfg Config, st Storage, opts Options) (*Coordinator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Coordinator{
+		cfg: cfg, st: st, now: opts.Now, log: opts.Logger,
+		writers: map[int32]*writer{},
+		kick:    make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{}),
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.log == nil {
+		c.log = zap.NewNop()
+	}
+	if n := st.Partitions(); n > 0 {
+		if err := c.start(n); err != nil {
+			return nil, err
+		}
+	}
+	go c.loop()
+	return c, nil
+}
+
+// Close stops the timers; requests still waiting return ErrClosed through
+// their contexts' owners. Writes in flight finish.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.mu.Unlock()
+	close(c.stop)
+	<-c.loopDone
+}
+
+// start creates the Machine for n partitions and loads them all.
+func (c *Coordinator) start(n int32) error {
+	c.mu.Lock()
+	if c.m != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	c.m = NewMachine(c.cfg, n)
+	for p := int32(0); p < n; p++ {
+		c.m.loading[p] = true
+	}
+	c.mu.Unlock()
+	for p := int32(0); p < n; p++ {
+		if err := c.Load(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Load (re)loads partition p from Storage and serves its groups: at
+// startup and when this broker becomes the partition's leader.
+func (c *Coordinator) Load(p int32) error {
+	c.mu.Lock()
+	if c.m == nil {
+		c.mu.Unlock()
+		return fmt.Errorf("group: loading %s-%d before the topic exists", OffsetsTopic, p)
+	}
+	l := c.m.Load(p)
+	c.mu.Unlock()
+	start := time.Now()
+	n := 0
+	err := c.st.Replay(p, func(b []byte) error {
+		return ParseBatches(b, func(k, v []byte) error {
+			n++
+			if err := l.Apply(k, v); err != nil {
+				c.log.Warn("skipping undecodable __consumer_offsets record", zap.Int32("partition", p), zap.Error(err))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("group: loading %s-%d: %w", OffsetsTopic, p, err)
+	}
+	c.mu.Lock()
+	l.Finish(c.now())
+	c.flushWrites()
+	c.mu.Unlock()
+	c.poke()
+	if n > 0 {
+		c.log.Info("loaded group partition", zap.Int32("partition", p), zap.Int("records", n), zap.Duration("took", time.Since(start)))
+	}
+	return nil
+}
+
+// Unload stops serving partition p (leadership moved away).
+func (c *Coordinator) Unload(p int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m != nil {
+		c.m.Unload(p)
+	}
+}
+
+// ensure makes sure the offsets topic exists and is loaded.
+func (c *Coordinator) ensure() error {
+	c.mu.Lock()
+	ok := c.m != nil
+	c.mu.Unlock()
+	if ok {
+		return nil
+	}
+	n, err := c.st.CreateTopic(c.cfg.OffsetsTopicPartitions)
+	if err != nil {
+		return fmt.Errorf("group: creating %s: %w", OffsetsTopic, err)
+	}
+	return c.start(n)
+}
+
+// with runs fn on the Machine under the lock, then starts the Writes it
+// queued; it returns COORDINATOR_NOT_AVAILABLE when the offsets topic
+// cannot be created.
+func (c *Coordinator) with(fn func(m *Machine, now time.Time)) *kerr.Error {
+	if err := c.ensure(); err != nil {
+		c.log.Warn("group coordinator not available", zap.Error(err))
+		return kerr.CoordinatorNotAvailable
+	}
+	c.mu.Lock()
+	fn(c.m, c.now())
+	c.flushWrites()
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *Coordinator) poke() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Coordinator) loop() {
+	defer close(c.loopDone)
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		var next time.Time
+		if c.m != nil {
+			now := c.now()
+			c.m.Tick(now)
+			c.flushWrites()
+			next = c.m.NextDeadline()
+		}
+		c.mu.Unlock()
+		wait := time.Hour
+		if !next.IsZero() {
+			wait = max(next.Sub(c.now()), 0)
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(wait)
+		select {
+		case <-c.kick:
+		case <-t.C:
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// writer appends one partition's Writes, batching what queues up.
+type writer struct {
+	p       int32
+	queue   []*Write
+	running bool
+}
+
+// flushWrites hands the Machine's new Writes to their writers. c.mu held.
+func (c *Coordinator) flushWrites() {
+	for _, w := range c.m.TakeWrites() {
+		wr := c.writers[w.Partition]
+		if wr == nil {
+			wr = &writer{p: w.Partition}
+			c.writers[w.Partition] = wr
+		}
+		wr.queue = append(wr.queue, w)
+		if !wr.running {
+			wr.running = true
+			go c.runWriter(wr)
+		}
+	}
+}
+
+func (c *Coordinator) runWriter(wr *writer) {
+	for {
+		c.mu.Lock()
+		q := wr.queue
+		if len(q) == 0 {
+			wr.running = false
+			c.mu.Unlock()
+			return
+		}
+		// Take Writes up to maxBatchBytes (at least one).
+		var (
+			recs []Record
+			size int
+			k    int
+		)
+		for k < len(q) {
+			ws := 0
+			for _, r := range q[k].Records {
+				ws += len(r.Key) + len(r.Value) + 16
+			}
+			if k > 0 && size+ws > maxBatchBytes {
+				break
+			}
+			size += ws
+			recs = append(recs, q[k].Records...)
+			k++
+		}
+		taken := q[:k:k]
+		wr.queue = q[k:]
+		c.mu.Unlock()
+
+		err := c.st.Append(wr.p, BuildBatch(recs, c.now().UnixMilli()))
+		if err != nil {
+			c.log.Warn("appending to __consumer_offsets failed", zap.Int32("partition", wr.p), zap.Int("records", len(recs)), zap.Error(err))
+		}
+		c.mu.Lock()
+		now := c.now()
+		for _, w := range taken {
+			w.Done(now, err)
+		}
+		c.flushWrites()
+		c.mu.Unlock()
+		c.poke()
+	}
+}
+
+// await waits for a reply or the context.
+func await[T any](ctx context.Context, ch chan T) (T, error) {
+	select {
+	case v := <-ch:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// CoordinatorFor answers FindCoordinator for a group: nil when this broker
+// coordinates it (creating and loading __consumer_offsets if needed).
+func (c *Coordinator) CoordinatorFor(group string) *kerr.Error {
+	var e *kerr.Error
+	if ce := c.with(func(m *Machine, _ time.Time) { e = m.coordinatorError(group) }); ce != nil {
+		return ce
+	}
+	return e
+}
+
+// Join runs a JoinGroup; it returns when the rebalance completes (or ctx
+// ends: the connection closed or the server is shutting down).
+func (c *Coordinator) Join(ctx context.Context, req *kmsg.JoinGroupRequest, clientID, clientHost string) (*kmsg.JoinGroupResponse, error) {
+	ch := make(chan *kmsg.JoinGroupResponse, 1)
+	if e := c.with(func(m *Machine, now time.Time) {
+		m.Join(now, req, clientID, clientHost, func(r *kmsg.JoinGroupResponse) { ch <- r })
+	}); e != nil {
+		return joinError(req.MemberID, e), nil
+	}
+	c.poke()
+	return await(ctx, ch)
+}
+
+// Sync runs a SyncGroup; it returns once the leader's assignment is
+// stored (or ctx ends).
+func (c *Coordinator) Sync(ctx context.Context, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
+	ch := make(chan *kmsg.SyncGroupResponse, 1)
+	if e := c.with(func(m *Machine, now time.Time) {
+		m.Sync(now, req, func(r *kmsg.SyncGroupResponse) { ch <- r })
+	}); e != nil {
+		return syncError(e), nil
+	}
+	c.poke()
+	return await(ctx, ch)
+}
+
+// Heartbeat runs a Heartbeat.
+func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
+	var r *kmsg.HeartbeatResponse
+	if e := c.with(func(m *Machine, now time.Time) { r = m.Heartbeat(now, req) }); e != nil {
+		r = kmsg.NewPtrHeartbeatResponse()
+		r.ErrorCode = e.Code
+	}
+	return r
+}
+
+// Leave runs a LeaveGroup.
+func (c *Coordinator) Leave(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse {
+	var r *kmsg.LeaveGroupResponse
+	if e := c.with(func(m *Machine, now time.Time) { r = m.Leave(now, req) }); e != nil {
+		r = kmsg.NewPtrLeaveGroupResponse()
+		r.ErrorCode = e.Code
+	}
+	c.poke()
+	return r
+}
+
+// Commit runs an OffsetCommit; it returns after the commit is appended.
+// exists reports whether a topic partition exists.
+func (c *Coordinator) Commit(ctx context.Context, req *kmsg.OffsetCommitRequest, exists func(string, int32) bool) (*kmsg.OffsetCommitResponse, error) {
+	ch := make(chan *kmsg.OffsetCommitResponse, 1)
+	if e := c.with(func(m *Machine, now time.Time) {
+		m.Commit(now, req, exists, func(r *kmsg.OffsetCommitResponse) { ch <- r })
+	}); e != nil {
+		r := kmsg.NewPtrOffsetCommitResponse()
+		for _, t := range req.Topics {
+			rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: e.Code})
+			}
+			r.Topics = append(r.Topics, rt)
+		}
+		return r, nil
+	}
+	return await(ctx, ch)
+}
+
+// FetchOffsets returns a group's committed offsets (topics nil: all).
+func (c *Coordinator) FetchOffsets(group string, topics []kmsg.OffsetFetchRequestTopic) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error) {
+	var (
+		out []kmsg.OffsetFetchResponseTopic
+		ge  *kerr.Error
+	)
+	if e := c.with(func(m *Machine, _ time.Time) { out, ge = m.FetchOffsets(group, topics) }); e != nil {
+		return nil, e
+	}
+	return out, ge
+}
+
+// DeleteOffsets runs an OffsetDelete.
+func (c *Coordinator) DeleteOffsets(ctx context.Context, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
+	ch := make(chan *kmsg.OffsetDeleteResponse, 1)
+	if e := c.with(func(m *Machine, now time.Time) {
+		m.DeleteOffsets(now, req, func(r *kmsg.OffsetDeleteResponse) { ch <- r })
+	}); e != nil {
+		r := kmsg.NewPtrOffsetDeleteResponse()
+		r.ErrorCode = e.Code
+		return r, nil
+	}
+	return await(ctx, ch)
+}
+
+// Describe describes groups.
+func (c *Coordinator) Describe(ids []string) []kmsg.DescribeGroupsResponseGroup {
+	out := make([]kmsg.DescribeGroupsResponseGroup, len(ids))
+	if e := c.with(func(m *Machine, _ time.Time) {
+		for i, id := range ids {
+			out[i] = m.Describe(id)
+		}
+	}); e != nil {
+		for i, id := range ids {
+			out[i] = kmsg.NewDescribeGroupsResponseGroup()
+			out[i].Group, out[i].ErrorCode = id, e.Code
+		}
+	}
+	return out
+}
+
+// List lists groups, optionally filtered by state. Before any group
+// exists (no offsets topic yet) the list is empty.
+func (c *Coordinator) List(states []string) []kmsg.ListGroupsResponseGroup {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		return []kmsg.ListGroupsResponseGroup{}
+	}
+	return c.m.List(states)
+}
+
+// Delete runs a DeleteGroups; it returns after the tombstones are written.
+func (c *Coordinator) Delete(ctx context.Context, ids []string) ([]kmsg.DeleteGroupsResponseGroup, error) {
+	ch := make(chan []kmsg.DeleteGroupsResponseGroup, 1)
+	if e := c.with(func(m *Machine, now time.Time) {
+		m.Delete(now, ids, func(r []kmsg.DeleteGroupsResponseGroup) { ch <- r })
+	}); e != nil {
+		out := make([]kmsg.DeleteGroupsResponseGroup, len(ids))
+		for i, id := range ids {
+			out[i] = kmsg.NewDeleteGroupsResponseGroup()
+			out[i].Group, out[i].ErrorCode = id, e.Code
+		}
+		return out, nil
+	}
+	return await(ctx, ch)
+}

@@ -1,0 +1,35 @@
+// Package group is weir's group coordinator for Kafka's classic group
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the offset
+// APIs (OffsetCommit, OffsetFetch, OffsetDelete), plus DescribeGroups,
+// ListGroups and DeleteGroups.
+//
+// It owns:
+//
+//	machine.go   Machine: every group's state, driven by events and an
+//	             injected clock, with no I/O (style.md #5). It returns what
+//	             to persist (Writes) and answers requests through reply
+//	             callbacks; tests drive it deterministically.
+//	join.go      JoinGroup / SyncGroup / Heartbeat / LeaveGroup and the
+//	             rebalance state machine (Empty -> PreparingRebalance ->
+//	             CompletingRebalance -> Stable).
+//	offsets.go   OffsetCommit / OffsetFetch / OffsetDelete, offset expiry.
+//	admin.go     DescribeGroups / ListGroups / DeleteGroups.
+//	records.go   the __consumer_offsets records: Kafka's key/value layout
+//	             (kmsg OffsetCommitKey/Value v1/v3, GroupMetadataKey/Value
+//	             v2/v3), batch building and parsing, partitionFor.
+//	coordinator.go Coordinator: the Machine behind a mutex, a timer
+//	             goroutine, one writer goroutine per __consumer_offsets
+//	             partition (group commit: everything queued while an append
+//	             runs goes into the next single batch) and partition loading,
+//	             over the small Storage interface the Kafka server implements.
+//
+// State of a group lives in the compacted topic __consumer_offsets,
+// partition abs(javaHashCode(group)) % partitions as in Kafka; the
+// coordinator of a group is the leader of that partition. Offset records
+// are keyed (group, topic, partition), group records (group); deletes are
+// tombstones. Loading a partition replays its records.
+//
+// Lock order: Coordinator.mu is the only lock around the Machine; reply
+// callbacks run under it and must not block (they send to buffered
+// channels).
+package group

@@ -1,0 +1,475 @@
+package group
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// State is a group's state, named as Kafka names them (DescribeGroups,
+// ListGroups).
+type State int8
+
+const (
+	Empty State = iota
+	PreparingRebalance
+	CompletingRebalance
+	Stable
+	Dead
+)
+
+func (s State) String() string {
+	switch s {
+	case Empty:
+		return "Empty"
+	case PreparingRebalance:
+		return "PreparingRebalance"
+	case CompletingRebalance:
+		return "CompletingRebalance"
+	case Stable:
+		return "Stable"
+	}
+	return "Dead"
+}
+
+// Offset is one committed offset.
+type Offset struct {
+	Offset          int64
+	LeaderEpoch     int32
+	Metadata        string
+	CommitTimestamp int64 // ms
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+type protocol struct {
+	name     string
+	metadata []byte
+}
+
+type member struct {
+	id               string
+	instanceID       *string
+	clientID         string
+	clientHost       string
+	rebalanceTimeout time.Duration
+	sessionTimeout   time.Duration
+	protocolType     string
+	protocols        []protocol
+	assignment       []byte
+	order            uint64 // join order, for leader choice
+
+	// joinReply is set while the member waits for the rebalance to
+	// complete; syncReply while it waits for the leader's assignment.
+	joinReply func(*kmsg.JoinGroupResponse)
+	syncReply func(*kmsg.SyncGroupResponse)
+	// deadline is when the session expires without a heartbeat (not
+	// while a join or sync is pending).
+	deadline time.Time
+}
+
+func (m *member) metadataFor(name string) []byte {
+	for _, p := range m.protocols {
+		if p.name == name {
+			return p.metadata
+		}
+	}
+	return nil
+}
+
+func sameProtocols(a, b []protocol) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].name != b[i].name || string(a[i].metadata) != string(b[i].metadata) {
+			return false
+		}
+	}
+	return true
+}
+
+type group struct {
+	id           string
+	partition    int32
+	state        State
+	stateSince   time.Time
+	protocolType string
+	protocol     string
+	generation   int32
+	leader       string
+	members      map[string]*member
+	// pending are member ids handed out with MEMBER_ID_REQUIRED, with
+	// when they expire (session timeout).
+	pending map[string]time.Time
+	static  map[string]string // instance id -> member id
+
+	joinDeadline time.Time
+	// initialDelay: the first rebalance of an empty group, which waits
+	// InitialRebalanceDelay (extended while members keep arriving, up
+	// to the rebalance timeout).
+	initialDelay     bool
+	initialRemaining time.Duration
+	newMemberAdded   bool
+
+	offsets map[topicPartition]Offset
+	// inflight counts commits of each partition queued but not yet
+	// written, so that a delete tombstones them too.
+	inflight map[topicPartition]int
+}
+
+func (g *group) is(s State) bool { return g.state == s }
+
+func (g *group) transition(s State, now time.Time) {
+	g.state = s
+	g.stateSince = now
+}
+
+func (g *group) rebalanceTimeout() time.Duration {
+	var d time.Duration
+	for _, m := range g.members {
+		d = max(d, m.rebalanceTimeout)
+	}
+	return d
+}
+
+// sortedMembers returns the members in join order.
+func (g *group) sortedMembers() []*member {
+	ms := make([]*member, 0, len(g.members))
+	for _, m := range g.members {
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].order < ms[j].order })
+	return ms
+}
+
+// Write is a batch of records the Machine needs appended to one
+// __consumer_offsets partition. The driver appends the records (in the
+// order Writes were taken; Writes of one partition may share a batch) and
+// then calls Done, under the same serialization as every other Machine
+// call, with the append's result.
+type Write struct {
+	Partition int32
+	Records   []Record
+	done      func(now time.Time, err error)
+}
+
+// Done reports the append's outcome to the Machine.
+func (w *Write) Done(now time.Time, err error) { w.done(now, err) }
+
+// Machine holds every group this coordinator serves. It is not safe for
+// concurrent use: the driver serializes calls. Every method takes the
+// current time; none does I/O. Replies go to the callbacks given with the
+// requests, possibly later (JoinGroup, SyncGroup, and everything that
+// waits for a Write); callbacks must not block or call the Machine.
+type Machine struct {
+	cfg       Config
+	groups    map[string]*group
+	loaded    map[int32]bool
+	loading   map[int32]bool
+	nparts    int32
+	writes    []*Write
+	nextOrder uint64
+	lastCheck time.Time
+}
+
+// NewMachine returns an empty Machine for a __consumer_offsets topic of
+// nparts partitions.
+func NewMachine(cfg Config, nparts int32) *Machine {
+	if cfg.NewMemberID == nil {
+		cfg.NewMemberID = func(clientID string) string {
+			var b [16]byte
+			rand.Read(b[:])
+			return clientID + "-" + hex.EncodeToString(b[:4]) + "-" + hex.EncodeToString(b[4:6]) + "-" +
+				hex.EncodeToString(b[6:8]) + "-" + hex.EncodeToString(b[8:10]) + "-" + hex.EncodeToString(b[10:])
+		}
+	}
+	return &Machine{cfg: cfg, groups: map[string]*group{}, loaded: map[int32]bool{}, loading: map[int32]bool{}, nparts: nparts}
+}
+
+// Partitions is the partition count of __consumer_offsets.
+func (m *Machine) Partitions() int32 { return m.nparts }
+
+// TakeWrites returns the writes queued since the last call, in order.
+func (m *Machine) TakeWrites() []*Write {
+	w := m.writes
+	m.writes = nil
+	return w
+}
+
+func (m *Machine) write(part int32, recs []Record, done func(now time.Time, err error)) {
+	m.writes = append(m.writes, &Write{Partition: part, Records: recs, done: done})
+}
+
+// coordinatorError is the error for a group this Machine does not serve:
+// NOT_COORDINATOR when its partition is not loaded here.
+func (m *Machine) coordinatorError(groupID string) *kerr.Error {
+	if groupID == "" {
+		return kerr.InvalidGroupID
+	}
+	p := PartitionFor(groupID, m.nparts)
+	if m.loading[p] {
+		return kerr.CoordinatorLoadInProgress
+	}
+	if !m.loaded[p] {
+		return kerr.NotCoordinator
+	}
+	return nil
+}
+
+// getOrCreate returns the group, creating it Empty when create is set.
+func (m *Machine) getOrCreate(id string, now time.Time, create bool) *group {
+	g := m.groups[id]
+	if g == nil && create {
+		id = strings.Clone(id) // requests may alias connection buffers
+		g = &group{
+			id: id, partition: PartitionFor(id, m.nparts), state: Empty, stateSince: now,
+			members: map[string]*member{}, pending: map[string]time.Time{}, static: map[string]string{},
+			offsets: map[topicPartition]Offset{}, inflight: map[topicPartition]int{},
+		}
+		m.groups[id] = g
+	}
+	return g
+}
+
+// removeGroup drops a group (it is Dead).
+func (m *Machine) removeGroup(g *group, now time.Time) {
+	g.transition(Dead, now)
+	delete(m.groups, g.id)
+}
+
+// groupRecord is the group-metadata record of g as it is now.
+func groupRecord(g *group) Record {
+	v := kmsg.GroupMetadataValue{Version: 3, ProtocolType: g.protocolType, Generation: g.generation, CurrentStateTimestamp: g.stateSince.UnixMilli()}
+	if g.protocol != "" {
+		v.Protocol = kmsg.StringPtr(g.protocol)
+	}
+	if g.leader != "" {
+		v.Leader = kmsg.StringPtr(g.leader)
+	}
+	for _, mb := range g.sortedMembers() {
+		vm := kmsg.NewGroupMetadataValueMember()
+		vm.MemberID, vm.InstanceID, vm.ClientID, vm.ClientHost = mb.id, mb.instanceID, mb.clientID, mb.clientHost
+		vm.RebalanceTimeoutMillis = int32(mb.rebalanceTimeout / time.Millisecond)
+		vm.SessionTimeoutMillis = int32(mb.sessionTimeout / time.Millisecond)
+		vm.Subscription = mb.metadataFor(g.protocol)
+		if vm.Subscription == nil {
+			vm.Subscription = []byte{}
+		}
+		vm.Assignment = mb.assignment
+		if vm.Assignment == nil {
+			vm.Assignment = []byte{}
+		}
+		v.Members = append(v.Members, vm)
+	}
+	return Record{Key: groupKey(g.id), Value: v.AppendTo(nil)}
+}
+
+// NextDeadline is the earliest time Tick has something to do; zero when
+// nothing is scheduled.
+func (m *Machine) NextDeadline() time.Time {
+	var next time.Time
+	consider := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	if len(m.groups) > 0 {
+		consider(m.lastCheck.Add(m.cfg.OffsetsRetentionCheckInterval))
+	}
+	for _, g := range m.groups {
+		if g.is(PreparingRebalance) {
+			consider(g.joinDeadline)
+		}
+		for _, t := range g.pending {
+			consider(t)
+		}
+		for _, mb := range g.members {
+			if mb.joinReply == nil && mb.syncReply == nil {
+				consider(mb.deadline)
+			}
+		}
+	}
+	return next
+}
+
+// Tick runs what is due at now: expired sessions and pending member ids,
+// rebalance and initial-delay deadlines, and (every
+// OffsetsRetentionCheckInterval) offset expiry.
+func (m *Machine) Tick(now time.Time) {
+	ids := make([]string, 0, len(m.groups))
+	for id := range m.groups {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids) // deterministic order for tests
+	for _, id := range ids {
+		g := m.groups[id]
+		if g == nil {
+			continue
+		}
+		for pid, t := range g.pending {
+			if !now.Before(t) {
+				delete(g.pending, pid)
+			}
+		}
+		for _, mb := range g.sortedMembers() {
+			if mb.joinReply == nil && mb.syncReply == nil && !now.Before(mb.deadline) {
+				m.removeMember(g, mb, now, "session timeout")
+			}
+		}
+		m.maybeCompleteJoin(g, now)
+	}
+	if m.lastCheck.IsZero() {
+		m.lastCheck = now
+	} else if !now.Before(m.lastCheck.Add(m.cfg.OffsetsRetentionCheckInterval)) {
+		m.lastCheck = now
+		m.expireOffsets(now)
+	}
+}
+
+// Unload drops the groups of partition p (it moved away): waiting joins
+// and syncs get NOT_COORDINATOR.
+func (m *Machine) Unload(p int32) {
+	delete(m.loaded, p)
+	delete(m.loading, p)
+	for id, g := range m.groups {
+		if g.partition != p {
+			continue
+		}
+		for _, mb := range g.members {
+			if mb.joinReply != nil {
+				mb.joinReply(joinError(mb.id, kerr.NotCoordinator))
+				mb.joinReply = nil
+			}
+			if mb.syncReply != nil {
+				mb.syncReply(syncError(kerr.NotCoordinator))
+				mb.syncReply = nil
+			}
+		}
+		delete(m.groups, id)
+	}
+}
+
+// Loader replays the records of one partition into the Machine; Finish
+// makes the partition served.
+type Loader struct {
+	m     *Machine
+	p     int32
+	metas map[string]*kmsg.GroupMetadataValue
+	offs  map[string]map[topicPartition]Offset
+}
+
+// Load starts loading partition p (dropping what was held for it).
+func (m *Machine) Load(p int32) *Loader {
+	m.Unload(p)
+	m.loading[p] = true
+	return &Loader{m: m, p: p, metas: map[string]*kmsg.GroupMetadataValue{}, offs: map[string]map[topicPartition]Offset{}}
+}
+
+// Apply replays one record; later records replace earlier ones.
+func (l *Loader) Apply(key, value []byte) error {
+	d, err := decodeRecord(key, value)
+	if err != nil {
+		return err
+	}
+	if d.isOffset {
+		tp := topicPartition{d.topic, d.partition}
+		if d.offset == nil {
+			delete(l.offs[d.group], tp)
+			return nil
+		}
+		o := l.offs[d.group]
+		if o == nil {
+			o = map[topicPartition]Offset{}
+			l.offs[d.group] = o
+		}
+		o[tp] = Offset{Offset: d.offset.Offset, LeaderEpoch: d.offset.LeaderEpoch, Metadata: d.offset.Metadata, CommitTimestamp: d.offset.CommitTimestamp}
+		return nil
+	}
+	if d.meta == nil {
+		delete(l.metas, d.group)
+		// A group tombstone follows the deletion of its offsets.
+		delete(l.offs, d.group)
+		return nil
+	}
+	l.metas[d.group] = d.meta
+	return nil
+}
+
+// Finish builds the groups from the replayed records and marks the
+// partition loaded. Members restored from a group record start a fresh
+// session: they must heartbeat within their session timeout.
+func (l *Loader) Finish(now time.Time) {
+	m := l.m
+	build := func(id string) *group {
+		g := m.getOrCreate(id, now, true)
+		g.partition = l.p
+		return g
+	}
+	for id, meta := range l.metas {
+		g := build(id)
+		g.protocolType = meta.ProtocolType
+		g.generation = meta.Generation
+		if meta.Protocol != nil {
+			g.protocol = *meta.Protocol
+		}
+		if meta.Leader != nil {
+			g.leader = *meta.Leader
+		}
+		if meta.CurrentStateTimestamp > 0 {
+			g.stateSince = time.UnixMilli(meta.CurrentStateTimestamp)
+		}
+		for _, vm := range meta.Members {
+			m.nextOrder++
+			mb := &member{
+				id: vm.MemberID, instanceID: vm.InstanceID, clientID: vm.ClientID, clientHost: vm.ClientHost,
+				rebalanceTimeout: time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond,
+				sessionTimeout:   time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
+				protocolType:     meta.ProtocolType,
+				protocols:        []protocol{{name: g.protocol, metadata: vm.Subscription}},
+				assignment:       vm.Assignment,
+				order:            m.nextOrder,
+			}
+			if mb.rebalanceTimeout <= 0 {
+				mb.rebalanceTimeout = mb.sessionTimeout
+			}
+			mb.deadline = now.Add(mb.sessionTimeout)
+			g.members[mb.id] = mb
+			if mb.instanceID != nil {
+				g.static[*mb.instanceID] = mb.id
+			}
+		}
+		if len(g.members) > 0 {
+			g.state = Stable
+		} else {
+			g.state = Empty
+		}
+	}
+	for id, offs := range l.offs {
+		if len(offs) == 0 && l.metas[id] == nil {
+			continue
+		}
+		g := build(id)
+		for tp, o := range offs {
+			g.offsets[tp] = o
+		}
+	}
+	delete(m.loading, l.p)
+	m.loaded[l.p] = true
+}
+
+// Loaded reports whether partition p is served.
+func (m *Machine) Loaded(p int32) bool { return m.loaded[p] }
+
+// CoordinatorError is the error a request for group gets here: nil when
+// this Machine serves it, INVALID_GROUP_ID, COORDINATOR_LOAD_IN_PROGRESS
+// or NOT_COORDINATOR.
+func (m *Machine) CoordinatorError(group string) *kerr.Error { return m.coordinatorError(group) }

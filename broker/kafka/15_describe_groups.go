@@ -1,0 +1,40 @@
+package kafka
+
+// DescribeGroups (key 15), versions 0-5.
+//
+// State, protocol type, protocol and members of each group. Unknown
+// groups are reported in state "Dead" without an error, as Kafka does
+// below v6. Member metadata and assignments are given only for Stable
+// groups. Authorized operations (v3+) are all group operations: weir has
+// no ACLs yet.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { register(kmsg.DescribeGroups.Int16(), 0, 5, handleDescribeGroups) }
+
+// groupOperations is the AclOperation bitfield of READ, DELETE, DESCRIBE.
+const groupOperations = 1<<3 | 1<<6 | 1<<8
+
+func handleDescribeGroups(s *Server, r *Request) (kmsg.Response, error) {
+	req := r.Kmsg.(*kmsg.DescribeGroupsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	coord, err := s.groups()
+	if err != nil {
+		for _, id := range req.Groups {
+			g := kmsg.NewDescribeGroupsResponseGroup()
+			g.Group, g.ErrorCode = id, kerr.CoordinatorNotAvailable.Code
+			resp.Groups = append(resp.Groups, g)
+		}
+		return resp, nil
+	}
+	resp.Groups = coord.Describe(req.Groups)
+	if req.IncludeAuthorizedOperations {
+		for i := range resp.Groups {
+			resp.Groups[i].AuthorizedOperations = groupOperations
+		}
+	}
+	return resp, nil
+}

@@ -1,0 +1,231 @@
+package kafka
+
+// Wiring of the group coordinator (weir/broker/group) into the server.
+//
+// The coordinator is created on the first group request (FindCoordinator,
+// JoinGroup, OffsetCommit, ...): it loads __consumer_offsets when the
+// topic exists, or creates it (compacted, offsets.topic.num.partitions
+// partitions) when a group first needs it. It stops when the server shuts
+// down. Its settings are broker configs with Kafka's names
+// (group.initial.rebalance.delay.ms, group.min.session.timeout.ms,
+// group.max.session.timeout.ms, group.max.size, offset.metadata.max.bytes,
+// offsets.retention.minutes, offsets.retention.check.interval.ms,
+// offsets.topic.num.partitions, offsets.topic.segment.bytes), read from
+// Config.BrokerConfig when it knows them, or set with SetGroupConfig.
+//
+// Its Storage is the offsets topic's partition logs: appends go through
+// produceTo, the path Produce uses (validation, append, high watermark,
+// metrics); loading reads the log from its start to its end.
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"weir/broker/group"
+	"weir/broker/log"
+	"weir/broker/metadata"
+)
+
+// groupSupport is one server's coordinator, created on first use.
+type groupSupport struct {
+	once  sync.Once
+	mu    sync.Mutex
+	cfg   *group.Config // set by SetGroupConfig
+	coord *group.Coordinator
+	err   error
+}
+
+var groupSupports sync.Map // *Server -> *groupSupport
+
+func (s *Server) groupSupport() *groupSupport {
+	v, _ := groupSupports.LoadOrStore(s, &groupSupport{})
+	return v.(*groupSupport)
+}
+
+// ErrGroupsStarted is returned by SetGroupConfig after the coordinator
+// started.
+var ErrGroupsStarted = errors.New("kafka: group coordinator already started")
+
+// SetGroupConfig sets the group coordinator's configuration, overriding
+// the broker configs; call it before the first group request.
+func (s *Server) SetGroupConfig(cfg group.Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	gs := s.groupSupport()
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.coord != nil || gs.err != nil {
+		return ErrGroupsStarted
+	}
+	gs.cfg = &cfg
+	return nil
+}
+
+// groups returns the server's coordinator, starting it on first use.
+func (s *Server) groups() (*group.Coordinator, error) {
+	gs := s.groupSupport()
+	gs.once.Do(func() {
+		gs.mu.Lock()
+		defer gs.mu.Unlock()
+		cfg := s.groupConfigFromBroker()
+		if gs.cfg != nil {
+			cfg = *gs.cfg
+		}
+		gs.coord, gs.err = group.NewCoordinator(cfg, offsetsStorage{s}, group.Options{
+			Now: s.now, Logger: s.log.Named("group"),
+		})
+		if gs.err != nil {
+			s.log.Error("group coordinator failed to start", zap.Error(gs.err))
+			return
+		}
+		c := gs.coord
+		go func() {
+			<-s.ctx.Done()
+			c.Close()
+			groupSupports.Delete(s)
+		}()
+	})
+	return gs.coord, gs.err
+}
+
+// groupConfigFromBroker reads the coordinator's settings from the broker
+// configuration (Kafka's defaults for what it does not know).
+func (s *Server) groupConfigFromBroker() group.Config {
+	cfg := group.DefaultConfig()
+	num := func(name string, set func(int64)) {
+		v, _, ok := s.cfg.BrokerConfig.Value(name)
+		if !ok {
+			return
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			s.log.Warn("ignoring bad group setting", zap.String("name", name), zap.String("value", v))
+			return
+		}
+		set(n)
+	}
+	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	num(group.SettingInitialRebalanceDelayMs, func(n int64) { cfg.InitialRebalanceDelay = ms(n) })
+	num(group.SettingMinSessionTimeoutMs, func(n int64) { cfg.MinSessionTimeout = ms(n) })
+	num(group.SettingMaxSessionTimeoutMs, func(n int64) { cfg.MaxSessionTimeout = ms(n) })
+	num(group.SettingMaxSize, func(n int64) { cfg.MaxSize = int(n) })
+	num(group.SettingOffsetMetadataMaxBytes, func(n int64) { cfg.OffsetMetadataMaxBytes = int(n) })
+	num(group.SettingOffsetsRetentionMinutes, func(n int64) { cfg.OffsetsRetention = time.Duration(n) * time.Minute })
+	num(group.SettingOffsetsRetentionCheckMs, func(n int64) { cfg.OffsetsRetentionCheckInterval = ms(n) })
+	num(group.SettingOffsetsTopicNumPartitions, func(n int64) { cfg.OffsetsTopicPartitions = int32(n) })
+	num(group.SettingOffsetsTopicSegmentBytes, func(n int64) { cfg.OffsetsTopicSegmentBytes = n })
+	cfg.MaxRecordBytes = int(s.cfg.BrokerConfig.MessageMaxBytes())
+	return cfg
+}
+
+// clientHost is the ClientHost Kafka reports for a connection: "/" + IP.
+func clientHost(remote string) string {
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		return "/" + h
+	}
+	return "/" + remote
+}
+
+// offsetsStorage is __consumer_offsets over this server's logs.
+type offsetsStorage struct{ s *Server }
+
+func (o offsetsStorage) Partitions() int32 {
+	if t, ok := o.s.meta.Image().Topic(group.OffsetsTopic); ok {
+		return int32(len(t.Partitions))
+	}
+	return 0
+}
+
+func (o offsetsStorage) CreateTopic(n int32) (int32, error) {
+	s := o.s
+	gs := s.groupSupport()
+	seg := group.DefaultConfig().OffsetsTopicSegmentBytes
+	if gs.cfg != nil {
+		seg = gs.cfg.OffsetsTopicSegmentBytes
+	}
+	rf := int16(min(3, len(s.meta.Image().Brokers())))
+	t, err := s.meta.CreateTopic(s.ctx, metadata.TopicSpec{
+		Name:              group.OffsetsTopic,
+		Partitions:        n,
+		ReplicationFactor: max(rf, 1),
+		Configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"compression.type": "producer",
+			"segment.bytes":    strconv.FormatInt(seg, 10),
+		},
+	})
+	switch {
+	case err == nil:
+		s.log.Info("created the offsets topic", zap.String("topic", group.OffsetsTopic), zap.Int32("partitions", n))
+		return int32(len(t.Partitions)), nil
+	case errors.Is(err, metadata.ErrTopicExists):
+		if n := o.Partitions(); n > 0 {
+			return n, nil
+		}
+	}
+	return 0, err
+}
+
+func (o offsetsStorage) Append(p int32, batch []byte) error {
+	s := o.s
+	ts, part := s.parts.lookup(group.OffsetsTopic, p)
+	if part == nil {
+		return fmt.Errorf("%s-%d is not hosted here", group.OffsetsTopic, p)
+	}
+	var sp kmsg.ProduceResponseTopicPartition
+	if pe := s.produceTo(9, ts, part, batch, s.now().UnixMilli(), &sp); pe != nil {
+		return fmt.Errorf("appending to %s-%d: %s (%s)", group.OffsetsTopic, p, pe.err.Message, pe.msg)
+	}
+	return nil
+}
+
+func (o offsetsStorage) Replay(p int32, fn func([]byte) error) error {
+	_, part := o.s.parts.lookup(group.OffsetsTopic, p)
+	if part == nil || part.log == nil {
+		return fmt.Errorf("%s-%d has no log on this broker", group.OffsetsTopic, p)
+	}
+	l := part.log
+	off, end := l.StartOffset(), l.EndOffset()
+	for off < end {
+		sec, err := l.Read(off, 1<<20, end)
+		if err != nil {
+			return err
+		}
+		b, err := sec.Bytes()
+		sec.Release()
+		if err != nil {
+			return err
+		}
+		if len(b) == 0 {
+			break
+		}
+		next := off
+		for rest := b; len(rest) > 0; {
+			h, err := log.ParseBatchHeader(rest)
+			if err != nil {
+				return err
+			}
+			next = h.LastOffset() + 1
+			if int64(len(rest)) < h.Size() {
+				break
+			}
+			rest = rest[h.Size():]
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+		if next <= off {
+			return fmt.Errorf("%s-%d: no progress reading at offset %d", group.OffsetsTopic, p, off)
+		}
+		off = next
+	}
+	return nil
+}
