@@ -1,0 +1,434 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"weir/broker/log"
+	"weir/broker/log/vfs"
+)
+
+// Log is what a Partition needs of its partition log; *log.Log satisfies it.
+type Log interface {
+	// Dir is the partition directory; snapshots are written there.
+	Dir() string
+	EndOffset() int64
+	// ScanBatches calls fn with every batch header from the batch holding
+	// offset from (clamped to the log start) to the log end.
+	ScanBatches(from int64, fn func(log.BatchHeader) error) error
+}
+
+var _ Log = (*log.Log)(nil)
+
+// Options tune a Partition. Zero values mean the defaults.
+type Options struct {
+	// Expiration is producer.id.expiration.ms: producers idle this long
+	// are forgotten (default 24h).
+	Expiration time.Duration
+	// SnapshotInterval is the least time between periodic snapshots, taken
+	// after an append when the state changed (default 1 minute; negative:
+	// only at Close).
+	SnapshotInterval time.Duration
+	// Now is the broker clock (default time.Now).
+	Now func() time.Time
+	// Logger receives warnings about snapshots (nil: none).
+	Logger *zap.Logger
+}
+
+// Defaults.
+const (
+	DefaultExpiration       = 24 * time.Hour
+	DefaultSnapshotInterval = time.Minute
+	snapshotSuffix          = ".snapshot"
+	snapshotsKept           = 2
+)
+
+func (o Options) withDefaults() Options {
+	if o.Expiration <= 0 {
+		o.Expiration = DefaultExpiration
+	}
+	if o.SnapshotInterval == 0 {
+		o.SnapshotInterval = DefaultSnapshotInterval
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return o
+}
+
+// Result is the outcome of Partition.Append.
+type Result struct {
+	// Info is the append's result; for a duplicate, the original batch's
+	// offsets and timestamp (LogAppendTime -1 unless it was stamped with the
+	// broker's time), and nothing was appended.
+	Info      log.AppendInfo
+	Duplicate bool
+}
+
+// Partition is one partition's producer state joined to its log. It is
+// safe for concurrent use; see the package doc for the locking contract.
+type Partition struct {
+	fsys vfs.FS
+	log  Log
+	dir  string
+	opts Options
+
+	mu         sync.Mutex
+	state      *State
+	closed     bool
+	dirty      bool      // state changed since the last snapshot
+	lastSnap   time.Time // when the last snapshot was taken
+	lastExpire time.Time
+	snapping   bool           // an async snapshot write is running
+	snapDone   sync.WaitGroup // async snapshot writes
+	snapMu     sync.Mutex     // serializes snapshot file writes
+
+	// stats of the last load, for tests and logs
+	loadedFrom     int64 // snapshot offset used, -1 if none
+	scannedBatches int
+}
+
+// OpenPartition loads the partition's producer state: the newest snapshot
+// in the log's directory whose offset is not past the log end (newer ones,
+// left by a truncation, and unreadable ones are removed), then every batch
+// header from the snapshot's offset to the log end. Producers rebuilt from
+// the log count as seen now, so a restart never expires them early. If it
+// replayed anything it writes a fresh snapshot.
+func OpenPartition(fsys vfs.FS, l Log, opts Options) (*Partition, error) {
+	p := &Partition{fsys: fsys, log: l, dir: l.Dir(), opts: opts.withDefaults(), loadedFrom: -1}
+	now := p.opts.Now()
+	p.lastSnap, p.lastExpire = now, now
+	if err := p.load(now); err != nil {
+		return nil, err
+	}
+	if p.dirty {
+		if err := p.writeSnapshot(p.state.EncodeSnapshot(p.log.EndOffset()), p.log.EndOffset()); err != nil {
+			p.opts.Logger.Warn("writing producer state snapshot failed", zap.String("dir", p.dir), zap.Error(err))
+		}
+		p.dirty = false
+	}
+	return p, nil
+}
+
+func (p *Partition) load(now time.Time) error {
+	end := p.log.EndOffset()
+	snaps, err := p.snapshots()
+	if err != nil {
+		return err
+	}
+	p.state = NewState()
+	from := int64(0)
+	for i := len(snaps) - 1; i >= 0; i-- {
+		off := snaps[i]
+		name := path.Join(p.dir, snapshotName(off))
+		if off > end {
+			p.removeSnapshot(name, "past the log end")
+			continue
+		}
+		data, err := vfs.ReadFile(p.fsys, name)
+		if err == nil {
+			var st *State
+			var got int64
+			if st, got, err = DecodeSnapshot(data); err == nil && got != off {
+				err = fmt.Errorf("%w: file name says offset %d, content %d", ErrCorruptSnapshot, off, got)
+			}
+			if err == nil {
+				p.state, from, p.loadedFrom = st, off, off
+				break
+			}
+		}
+		p.opts.Logger.Warn("producer state snapshot unusable; trying an older one", zap.String("file", name), zap.Error(err))
+		p.removeSnapshot(name, "unusable")
+	}
+	nowMs := now.UnixMilli()
+	err = p.log.ScanBatches(from, func(h log.BatchHeader) error {
+		if h.LastOffset() < from {
+			return nil
+		}
+		p.scannedBatches++
+		b := batchOf(h)
+		if !b.hasProducer() {
+			return nil
+		}
+		lat := int64(-1)
+		if h.Attributes&attrLogAppendTime != 0 {
+			lat = h.MaxTimestamp
+		}
+		p.state.Apply([]Batch{b}, h.BaseOffset, lat, nowMs)
+		p.dirty = true
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("txn: rebuilding producer state of %s from offset %d: %w", p.dir, from, err)
+	}
+	if n := p.state.Expire(nowMs, p.opts.Expiration.Milliseconds()); n > 0 {
+		p.dirty = true
+	}
+	return nil
+}
+
+const attrLogAppendTime = 0x08
+
+func batchOf(h log.BatchHeader) Batch {
+	return Batch{
+		ProducerID:      h.ProducerID,
+		ProducerEpoch:   h.ProducerEpoch,
+		BaseSequence:    h.BaseSequence,
+		LastOffsetDelta: h.LastOffsetDelta,
+		MaxTimestamp:    h.MaxTimestamp,
+		Control:         h.IsControl(),
+	}
+}
+
+// Append runs one idempotent append: it parses the batch headers of records
+// (concatenated RecordBatch v2), and when any batch carries a producer id,
+// under the partition's producer-state lock it checks them, calls appendFn
+// unless they are a duplicate, and records the result. appendFn must append
+// exactly records to the log and return the log's AppendInfo; it must not
+// call back into p.
+//
+// Returns: the append's result; for a duplicate Duplicate=true and the
+// original offsets, appendFn not called; a rule violation as an error
+// wrapping ErrOutOfOrderSequence or ErrInvalidProducerEpoch (KafkaCode maps
+// it); appendFn's error as is. Records whose headers do not parse go
+// straight to appendFn, whose validation rejects them.
+func (p *Partition) Append(records []byte, appendFn func() (log.AppendInfo, error)) (Result, error) {
+	batches, raw, ok := parseBatches(records)
+	idempotent := false
+	for i := range batches {
+		idempotent = idempotent || batches[i].hasProducer()
+	}
+	if !ok || !idempotent {
+		info, err := appendFn()
+		return Result{Info: info}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return Result{}, fmt.Errorf("txn: partition %s: %w", p.dir, ErrClosed)
+	}
+	v, err := p.state.Check(batches)
+	if err != nil {
+		return Result{}, err
+	}
+	if v.Duplicate && batchesValid(raw) {
+		m := v.Original
+		info := log.AppendInfo{
+			FirstOffset:   m.FirstOffset,
+			LastOffset:    m.LastOffset,
+			MaxTimestamp:  m.Timestamp,
+			LogAppendTime: -1,
+			NumRecords:    int32(m.LastOffset - m.FirstOffset + 1),
+		}
+		if m.LogAppendTime {
+			info.LogAppendTime = m.Timestamp
+		}
+		return Result{Info: info, Duplicate: true}, nil
+	}
+	info, err := appendFn()
+	if err != nil {
+		return Result{Info: info}, err
+	}
+	now := p.opts.Now()
+	p.state.Apply(batches, info.FirstOffset, info.LogAppendTime, now.UnixMilli())
+	p.dirty = true
+	p.maintainLocked(now)
+	return Result{Info: info}, nil
+}
+
+// parseBatches walks concatenated batches and returns their headers and
+// byte ranges; ok is false if the framing is broken.
+func parseBatches(records []byte) (batches []Batch, raw [][]byte, ok bool) {
+	for off := 0; off < len(records); {
+		h, err := log.ParseBatchHeader(records[off:])
+		if err != nil {
+			return nil, nil, false
+		}
+		size := h.Size()
+		if size <= 0 || size > int64(len(records)-off) {
+			return nil, nil, false
+		}
+		batches = append(batches, batchOf(h))
+		raw = append(raw, records[off:off+int(size)])
+		off += int(size)
+	}
+	return batches, raw, len(batches) > 0
+}
+
+// batchesValid checks each batch's CRC, so that a corrupt resend is not
+// acknowledged as a duplicate (the log's own validation then rejects it).
+func batchesValid(raw [][]byte) bool {
+	for _, b := range raw {
+		if _, err := log.ParseBatch(b); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// maintainLocked expires idle producers and starts a periodic snapshot
+// when due.
+func (p *Partition) maintainLocked(now time.Time) {
+	exp := p.opts.Expiration
+	if every := min(exp/4, time.Minute); now.Sub(p.lastExpire) >= every {
+		p.lastExpire = now
+		if p.state.Expire(now.UnixMilli(), exp.Milliseconds()) > 0 {
+			p.dirty = true
+		}
+	}
+	if p.opts.SnapshotInterval < 0 || !p.dirty || p.snapping || now.Sub(p.lastSnap) < p.opts.SnapshotInterval {
+		return
+	}
+	// Every producer batch below EndOffset has been applied: they are only
+	// appended under p.mu, which we hold.
+	end := p.log.EndOffset()
+	data := p.state.EncodeSnapshot(end)
+	p.lastSnap, p.dirty, p.snapping = now, false, true
+	p.snapDone.Add(1)
+	go func() {
+		defer p.snapDone.Done()
+		if err := p.writeSnapshot(data, end); err != nil {
+			p.opts.Logger.Warn("writing producer state snapshot failed", zap.String("dir", p.dir), zap.Error(err))
+			p.mu.Lock()
+			p.dirty = true
+			p.mu.Unlock()
+		}
+		p.mu.Lock()
+		p.snapping = false
+		p.mu.Unlock()
+	}()
+}
+
+// Snapshot writes a snapshot of the current state now (synchronously).
+func (p *Partition) Snapshot() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return fmt.Errorf("txn: partition %s: %w", p.dir, ErrClosed)
+	}
+	return p.snapshotLocked()
+}
+
+func (p *Partition) snapshotLocked() error {
+	end := p.log.EndOffset()
+	if err := p.writeSnapshot(p.state.EncodeSnapshot(end), end); err != nil {
+		return err
+	}
+	p.lastSnap, p.dirty = p.opts.Now(), false
+	return nil
+}
+
+// writeSnapshot writes <end>.snapshot durably and removes all but the
+// newest snapshotsKept snapshots.
+func (p *Partition) writeSnapshot(data []byte, end int64) error {
+	p.snapMu.Lock()
+	defer p.snapMu.Unlock()
+	name := path.Join(p.dir, snapshotName(end))
+	if err := vfs.WriteFileAtomic(p.fsys, p.dir, name, data, true); err != nil {
+		return fmt.Errorf("txn: writing %s: %w", name, err)
+	}
+	snaps, err := p.snapshots()
+	if err != nil {
+		return err
+	}
+	for len(snaps) > snapshotsKept {
+		p.removeSnapshot(path.Join(p.dir, snapshotName(snaps[0])), "superseded")
+		snaps = snaps[1:]
+	}
+	return nil
+}
+
+// snapshots lists the snapshot offsets in the directory, ascending.
+func (p *Partition) snapshots() ([]int64, error) {
+	names, err := p.fsys.List(p.dir)
+	if err != nil {
+		return nil, fmt.Errorf("txn: listing %s: %w", p.dir, err)
+	}
+	var offs []int64
+	for _, n := range names {
+		digits, ok := strings.CutSuffix(n, snapshotSuffix)
+		if !ok || len(digits) != 20 {
+			continue
+		}
+		if off, err := strconv.ParseInt(digits, 10, 64); err == nil && off >= 0 {
+			offs = append(offs, off)
+		}
+	}
+	slices.Sort(offs)
+	return offs, nil
+}
+
+func (p *Partition) removeSnapshot(name, why string) {
+	if err := p.fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		p.opts.Logger.Warn("removing producer state snapshot failed", zap.String("file", name), zap.String("reason", why), zap.Error(err))
+	}
+}
+
+func snapshotName(off int64) string { return fmt.Sprintf("%020d%s", off, snapshotSuffix) }
+
+// Producer returns a copy of producer id's state on this partition.
+func (p *Partition) Producer(id int64) (Producer, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state.Producer(id)
+}
+
+// NumProducers is the number of producers tracked.
+func (p *Partition) NumProducers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state.Len()
+}
+
+// Expire forgets producers idle for the expiration period now and returns
+// how many.
+func (p *Partition) Expire() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.state.Expire(p.opts.Now().UnixMilli(), p.opts.Expiration.Milliseconds())
+	if n > 0 {
+		p.dirty = true
+	}
+	return n
+}
+
+// Close waits for a running snapshot write, writes a final snapshot when
+// the state changed since the last one, and closes p. Call it before
+// closing the log. Later Appends of idempotent batches fail with ErrClosed.
+func (p *Partition) Close() error {
+	p.mu.Lock()
+	was := p.closed
+	p.closed = true
+	p.mu.Unlock()
+	p.snapDone.Wait()
+	if was {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.dirty {
+		return nil
+	}
+	return p.snapshotLocked()
+}
+
+// Discard closes p without writing a snapshot (the partition is being
+// deleted), after any running snapshot write has finished.
+func (p *Partition) Discard() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.snapDone.Wait()
+}
