@@ -138,7 +138,7 @@ func (l *Log) findBatch(v *segView, offset int64) (pos int64, h BatchHeader, fou
 	}
 	entryRel, start, indexed := lookupOffset(v.idx, uint32(rel))
 	for attempt := 0; ; attempt++ {
-		sc := newScanner(v.h.f, start, v.size, 8<<10)
+		sc := newScanner(v.h.f, start, v.size, 4<<10+batchHeaderSize)
 		sc.minBase = v.seg.base
 		for first := true; ; first = false {
 			h, pos, _, err = sc.next()
@@ -236,7 +236,7 @@ func (l *Log) extend(v *segView, pos int64, first BatchHeader, maxBytes int32, m
 	if p := lastEntryBefore(v.idx, v.seg.base, limit, maxOffset); p > end {
 		end = p // every batch between end and p fits and is below maxOffset
 	}
-	sc := newScanner(v.h.f, end, v.size, 8<<10)
+	sc := newScanner(v.h.f, end, v.size, 4<<10+batchHeaderSize)
 	for {
 		h, p, _, err := sc.next()
 		if err != nil || p+h.Size() > limit || h.BaseOffset >= maxOffset {
