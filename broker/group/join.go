@@ -209,12 +209,12 @@ func (m *Machine) joinKnown(now time.Time, g *group, j *joining) {
 		return
 	}
 	mb := g.members[id]
-	if mb == nil {
-		j.reply(joinError(id, kerr.UnknownMemberID))
+	if g.fenced(j.req.InstanceID, id) {
+		j.reply(joinError(id, kerr.FencedInstanceID))
 		return
 	}
-	if inst := j.req.InstanceID; inst != nil && g.static[*inst] != id {
-		j.reply(joinError(id, kerr.FencedInstanceID))
+	if mb == nil {
+		j.reply(joinError(id, kerr.UnknownMemberID))
 		return
 	}
 	newProtos := copyProtocols(j.req.Protocols)
@@ -486,11 +486,11 @@ func (m *Machine) Sync(now time.Time, req *kmsg.SyncGroupRequest, reply func(*km
 	}
 	mb := g.members[req.MemberID]
 	switch {
+	case g.fenced(req.InstanceID, req.MemberID):
+		reply(syncError(kerr.FencedInstanceID))
+		return
 	case mb == nil:
 		reply(syncError(kerr.UnknownMemberID))
-		return
-	case req.InstanceID != nil && g.static[*req.InstanceID] != req.MemberID:
-		reply(syncError(kerr.FencedInstanceID))
 		return
 	case req.Generation != g.generation:
 		reply(syncError(kerr.IllegalGeneration))
@@ -578,6 +578,16 @@ func (m *Machine) leaderSync(now time.Time, g *group, req *kmsg.SyncGroupRequest
 	})
 }
 
+// fenced reports a static member id replaced by a newer one: the instance
+// is known with another member id (KIP-345).
+func (g *group) fenced(instanceID *string, memberID string) bool {
+	if instanceID == nil {
+		return false
+	}
+	sid, ok := g.static[*instanceID]
+	return ok && sid != memberID
+}
+
 // Heartbeat handles a Heartbeat request.
 func (m *Machine) Heartbeat(now time.Time, req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
 	r := kmsg.NewPtrHeartbeatResponse()
@@ -597,10 +607,10 @@ func (m *Machine) heartbeat(now time.Time, req *kmsg.HeartbeatRequest) *kerr.Err
 	}
 	mb := g.members[req.MemberID]
 	switch {
+	case g.fenced(req.InstanceID, req.MemberID):
+		return kerr.FencedInstanceID
 	case mb == nil:
 		return kerr.UnknownMemberID
-	case req.InstanceID != nil && g.static[*req.InstanceID] != req.MemberID:
-		return kerr.FencedInstanceID
 	case req.Generation != g.generation:
 		return kerr.IllegalGeneration
 	}

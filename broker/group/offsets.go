@@ -21,10 +21,8 @@ func (m *Machine) commitGroupError(now time.Time, g *group, req *kmsg.OffsetComm
 		}
 		return kerr.IllegalGeneration
 	}
-	if inst := req.InstanceID; inst != nil {
-		if sid, ok := g.static[*inst]; ok && sid != req.MemberID {
-			return kerr.FencedInstanceID
-		}
+	if g.fenced(req.InstanceID, req.MemberID) {
+		return kerr.FencedInstanceID
 	}
 	if req.Generation < 0 && g.is(Empty) {
 		return nil
