@@ -71,6 +71,9 @@ func TestBrokerDefaults(t *testing.T) {
 // Every topic default must equal the default its broker synonyms give it,
 // and every synonym must be a known broker config.
 func TestSynonymTableConsistent(t *testing.T) {
+	if len(brokerByName) != len(brokerDefs) || len(topicByName) != len(topicDefs) {
+		t.Fatal("a config name is defined twice")
+	}
 	for _, d := range topicDefs {
 		var fromBroker string
 		for _, s := range d.Synonyms {
