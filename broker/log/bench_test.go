@@ -90,11 +90,14 @@ func BenchmarkRawFileAppend(b *testing.B) {
 }
 
 // buildSegments builds a log of n segments of 20 batches (10 records each).
-func buildSegments(b *testing.B, n int) string {
-	return builtLog(b, fmt.Sprintf("segs-%d", n), func(dir string) {
+func buildSegments(b *testing.B, n int) string { return buildSegmentsOf(b, n, 20) }
+
+// buildSegmentsOf builds a log of n segments of per batches each.
+func buildSegmentsOf(b *testing.B, n, per int) string {
+	return builtLog(b, fmt.Sprintf("segs-%d-%d", n, per), func(dir string) {
 		l := mustOpen(b, vfs.OS, dir, DefaultConfig(), Options{})
 		for s := 0; s < n; s++ {
-			for i := 0; i < 20; i++ {
+			for i := 0; i < per; i++ {
 				mustAppend(b, l, valueBatch(b, 10, 100, 1_700_000_000_000))
 			}
 			if s < n-1 {
@@ -111,10 +114,17 @@ func buildSegments(b *testing.B, n int) string {
 
 // BenchmarkReadRandom: offset lookup + Section of a random offset, for a
 // log of 10 segments vs one of 1,000 (same FileCache size as a Manager).
+// The plain cases have segments of the same shape (20 batches), so the
+// 1,000-segment log also holds 100x the bytes; "same-bytes" is a 10-segment
+// log holding as many bytes as the 1,000-segment one (2,000 batches per
+// segment), which separates segment count from working-set size.
 func BenchmarkReadRandom(b *testing.B) {
-	for _, n := range []int{10, 1000} {
-		b.Run(fmt.Sprintf("segments=%d", n), func(b *testing.B) {
-			dir := buildSegments(b, n)
+	for _, c := range []struct {
+		name   string
+		n, per int
+	}{{"segments=10", 10, 20}, {"segments=1000", 1000, 20}, {"segments=10,same-bytes", 10, 2000}} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := buildSegmentsOf(b, c.n, c.per)
 			l := mustOpen(b, vfs.OS, dir, DefaultConfig(), Options{Files: NewFileCache(1000)})
 			defer l.Close()
 			leo := l.EndOffset()

@@ -21,6 +21,8 @@ type segView struct {
 	size   int64
 	idx    []byte
 	tidx   []byte
+	// sc is the scanner of the last findBatch; extend reuses its window.
+	sc *batchScanner
 }
 
 func (v *segView) release() {
@@ -140,6 +142,7 @@ func (l *Log) findBatch(v *segView, offset int64) (pos int64, h BatchHeader, fou
 	for attempt := 0; ; attempt++ {
 		sc := newScanner(v.h.f, start, v.size, 4<<10+batchHeaderSize)
 		sc.minBase = v.seg.base
+		v.sc = sc
 		for first := true; ; first = false {
 			h, pos, _, err = sc.next()
 			if err == io.EOF {
@@ -236,7 +239,11 @@ func (l *Log) extend(v *segView, pos int64, first BatchHeader, maxBytes int32, m
 	if p := lastEntryBefore(v.idx, v.seg.base, limit, maxOffset); p > end {
 		end = p // every batch between end and p fits and is below maxOffset
 	}
-	sc := newScanner(v.h.f, end, v.size, 4<<10+batchHeaderSize)
+	sc := v.sc
+	if sc == nil {
+		sc = newScanner(v.h.f, end, v.size, 4<<10+batchHeaderSize)
+	}
+	sc.pos, sc.minBase = end, -1
 	for {
 		h, p, _, err := sc.next()
 		if err != nil || p+h.Size() > limit || h.BaseOffset >= maxOffset {
