@@ -1,0 +1,486 @@
+package group
+
+// Data-driven tests of the Machine: testdata/*.txt are scripts of
+// commands, each followed by "----" and the output it must produce (the
+// replies and writes the command caused). Regenerate the expected output
+// with `go test ./broker/group -run TestScripts -rewrite` and review the
+// diff.
+//
+// Commands (key=value arguments):
+//
+//	config delay=MS minsession=MS maxsize=N retention=MS check=MS maxrecord=N
+//	join group= client= [member=] [instance=] [v=5] [session=MS] [rebalance=MS]
+//	     [type=consumer] [protocols=range:t1+t2,roundrobin] [as=LABEL]
+//	sync group= member= gen= [assign=m1:A,m2:B] [as=LABEL] [protocol=]
+//	heartbeat group= member= gen= [instance=]
+//	leave group= members=m1,m2 | leave group= member= v=2 | instance via m1@inst
+//	commit group= [member=] [gen=-1] offsets=t/0=5,t/1=6 [metadata=N] [missing=t]
+//	fetch group= [parts=t/0,t/1]
+//	offset-delete group= parts=t/0,t/1
+//	describe group=   list [states=a,b]   delete groups=a,b
+//	tick ms=N          advance the clock and run timers
+//	fail-writes n=N    the next N appends fail
+//	hold-writes        keep appends pending until release-writes
+//	release-writes
+//	reload             replay every successful write into a new Machine
+//	unload p=N         stop serving partition N
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite testdata expectations")
+
+type harness struct {
+	t       *testing.T
+	cfg     Config
+	m       *Machine
+	now     time.Time
+	out     *strings.Builder
+	log     map[int32][]Record
+	fail    int
+	hold    bool
+	pending []*Write
+	ids     int
+}
+
+func newHarness(t *testing.T) *harness {
+	h := &harness{t: t, now: time.Unix(1_700_000_000, 0), log: map[int32][]Record{}}
+	h.cfg = DefaultConfig()
+	h.cfg.InitialRebalanceDelay = 0
+	h.cfg.MinSessionTimeout = 10 * time.Millisecond
+	h.cfg.OffsetsTopicPartitions = 2
+	h.reset()
+	return h
+}
+
+func (h *harness) reset() {
+	h.cfg.NewMemberID = func(client string) string {
+		h.ids++
+		return fmt.Sprintf("%s-%d", client, h.ids)
+	}
+	h.m = NewMachine(h.cfg, h.cfg.OffsetsTopicPartitions)
+	for p := int32(0); p < h.cfg.OffsetsTopicPartitions; p++ {
+		l := h.m.Load(p)
+		for _, r := range h.log[p] {
+			if err := l.Apply(r.Key, r.Value); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+		l.Finish(h.now)
+	}
+}
+
+func (h *harness) printf(format string, args ...any) { fmt.Fprintf(h.out, format+"\n", args...) }
+
+func code(c int16) string {
+	if c == 0 {
+		return "NONE"
+	}
+	return kerr.ErrorForCode(c).(*kerr.Error).Message
+}
+
+// drain completes (or holds) the writes the Machine queued, printing them.
+func (h *harness) drain() {
+	for {
+		ws := h.m.TakeWrites()
+		if len(ws) == 0 {
+			return
+		}
+		for _, w := range ws {
+			h.printf("write p%d: %s", w.Partition, describeRecords(w.Records))
+			if h.hold {
+				h.pending = append(h.pending, w)
+				continue
+			}
+			h.complete(w)
+		}
+	}
+}
+
+func (h *harness) complete(w *Write) {
+	var err error
+	if h.fail > 0 {
+		h.fail--
+		err = fmt.Errorf("injected append failure")
+		h.printf("write p%d failed", w.Partition)
+	} else {
+		h.log[w.Partition] = append(h.log[w.Partition], w.Records...)
+	}
+	w.Done(h.now, err)
+}
+
+func describeRecords(recs []Record) string {
+	var parts []string
+	for _, r := range recs {
+		d, err := decodeRecord(r.Key, r.Value)
+		if err != nil {
+			parts = append(parts, "BAD "+err.Error())
+			continue
+		}
+		switch {
+		case d.isOffset && d.offset == nil:
+			parts = append(parts, fmt.Sprintf("-offset %s %s/%d", d.group, d.topic, d.partition))
+		case d.isOffset:
+			parts = append(parts, fmt.Sprintf("offset %s %s/%d=%d", d.group, d.topic, d.partition, d.offset.Offset))
+		case d.meta == nil:
+			parts = append(parts, "-group "+d.group)
+		default:
+			var ms []string
+			for _, m := range d.meta.Members {
+				ms = append(ms, m.MemberID+"="+string(m.Assignment))
+			}
+			p := ""
+			if d.meta.Protocol != nil {
+				p = *d.meta.Protocol
+			}
+			parts = append(parts, fmt.Sprintf("group %s gen=%d protocol=%s members=[%s]", d.group, d.meta.Generation, p, strings.Join(ms, " ")))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+type args map[string]string
+
+func parseArgs(fields []string) args {
+	a := args{}
+	for _, f := range fields {
+		k, v, _ := strings.Cut(f, "=")
+		a[k] = v
+	}
+	return a
+}
+
+func (a args) int(k string, def int64) int64 {
+	v, ok := a[k]
+	if !ok {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		panic(fmt.Sprintf("argument %s=%q: %v", k, v, err))
+	}
+	return n
+}
+
+func (a args) list(k string) []string {
+	if a[k] == "" {
+		return nil
+	}
+	return strings.Split(a[k], ",")
+}
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func tps(list []string) map[string][]int32 {
+	out := map[string][]int32{}
+	for _, s := range list {
+		t, p, _ := strings.Cut(s, "/")
+		n, _ := strconv.Atoi(p)
+		out[t] = append(out[t], int32(n))
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (h *harness) run(cmd string, a args) {
+	m := h.m
+	switch cmd {
+	case "config":
+		ms := func(k string, d time.Duration) time.Duration {
+			return time.Duration(a.int(k, int64(d/time.Millisecond))) * time.Millisecond
+		}
+		h.cfg.InitialRebalanceDelay = ms("delay", h.cfg.InitialRebalanceDelay)
+		h.cfg.MinSessionTimeout = ms("minsession", h.cfg.MinSessionTimeout)
+		h.cfg.OffsetsRetention = ms("retention", h.cfg.OffsetsRetention)
+		h.cfg.OffsetsRetentionCheckInterval = ms("check", h.cfg.OffsetsRetentionCheckInterval)
+		h.cfg.MaxSize = int(a.int("maxsize", int64(h.cfg.MaxSize)))
+		h.cfg.MaxRecordBytes = int(a.int("maxrecord", int64(h.cfg.MaxRecordBytes)))
+		h.log = map[int32][]Record{}
+		h.ids = 0
+		h.reset()
+	case "join":
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Version = int16(a.int("v", 5))
+		req.Group, req.MemberID, req.InstanceID = a["group"], a["member"], strp(a["instance"])
+		req.ProtocolType = "consumer"
+		if v, ok := a["type"]; ok {
+			req.ProtocolType = v
+		}
+		req.SessionTimeoutMillis = int32(a.int("session", 10000))
+		req.RebalanceTimeoutMillis = int32(a.int("rebalance", int64(req.SessionTimeoutMillis)))
+		protos := a.list("protocols")
+		if protos == nil {
+			protos = []string{"range:t"}
+		}
+		for _, p := range protos {
+			name, topics, _ := strings.Cut(p, ":")
+			md := kmsg.NewConsumerMemberMetadata()
+			if topics != "" {
+				md.Topics = strings.Split(topics, "+")
+			}
+			req.Protocols = append(req.Protocols, kmsg.JoinGroupRequestProtocol{Name: name, Metadata: md.AppendTo(nil)})
+		}
+		label := a["as"]
+		if label == "" {
+			label = a["client"]
+		}
+		m.Join(h.now, req, a["client"], "/127.0.0.1", func(r *kmsg.JoinGroupResponse) {
+			if r.ErrorCode != 0 {
+				h.printf("join %s: %s member=%s", label, code(r.ErrorCode), r.MemberID)
+				return
+			}
+			var ms []string
+			for _, jm := range r.Members {
+				ms = append(ms, jm.MemberID)
+			}
+			p := ""
+			if r.Protocol != nil {
+				p = *r.Protocol
+			}
+			h.printf("join %s: gen=%d member=%s leader=%s protocol=%s members=[%s]", label, r.Generation, r.MemberID, r.LeaderID, p, strings.Join(ms, " "))
+		})
+	case "sync":
+		req := kmsg.NewPtrSyncGroupRequest()
+		req.Version = 5
+		req.Group, req.MemberID, req.Generation = a["group"], a["member"], int32(a.int("gen", 0))
+		req.InstanceID, req.Protocol = strp(a["instance"]), strp(a["protocol"])
+		for _, as := range a.list("assign") {
+			id, v, _ := strings.Cut(as, ":")
+			if v == "BIG" {
+				v = strings.Repeat("x", 2000)
+			}
+			req.GroupAssignment = append(req.GroupAssignment, kmsg.SyncGroupRequestGroupAssignment{MemberID: id, MemberAssignment: []byte(v)})
+		}
+		label := a["as"]
+		if label == "" {
+			label = a["member"]
+		}
+		m.Sync(h.now, req, func(r *kmsg.SyncGroupResponse) {
+			h.printf("sync %s: %s assignment=%q", label, code(r.ErrorCode), r.MemberAssignment)
+		})
+	case "heartbeat":
+		req := kmsg.NewPtrHeartbeatRequest()
+		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.int("gen", 0)), strp(a["instance"])
+		h.printf("heartbeat %s: %s", a["member"], code(m.Heartbeat(h.now, req).ErrorCode))
+	case "leave":
+		req := kmsg.NewPtrLeaveGroupRequest()
+		req.Version = int16(a.int("v", 4))
+		req.Group, req.MemberID = a["group"], a["member"]
+		for _, s := range a.list("members") {
+			id, inst, _ := strings.Cut(s, "@")
+			req.Members = append(req.Members, kmsg.LeaveGroupRequestMember{MemberID: id, InstanceID: strp(inst)})
+		}
+		r := m.Leave(h.now, req)
+		var ms []string
+		for _, rm := range r.Members {
+			ms = append(ms, rm.MemberID+"="+code(rm.ErrorCode))
+		}
+		h.printf("leave: %s [%s]", code(r.ErrorCode), strings.Join(ms, " "))
+	case "commit":
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version = 8
+		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.int("gen", -1)), strp(a["instance"])
+		byTopic := map[string][]kmsg.OffsetCommitRequestTopicPartition{}
+		var order []string
+		for _, s := range a.list("offsets") {
+			tp, off, _ := strings.Cut(s, "=")
+			t, p, _ := strings.Cut(tp, "/")
+			pn, _ := strconv.Atoi(p)
+			o, _ := strconv.ParseInt(off, 10, 64)
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset = int32(pn), o
+			if n := a.int("metadata", 0); n > 0 {
+				rp.Metadata = kmsg.StringPtr(strings.Repeat("m", int(n)))
+			}
+			if _, ok := byTopic[t]; !ok {
+				order = append(order, t)
+			}
+			byTopic[t] = append(byTopic[t], rp)
+		}
+		for _, t := range order {
+			req.Topics = append(req.Topics, kmsg.OffsetCommitRequestTopic{Topic: t, Partitions: byTopic[t]})
+		}
+		missing := a["missing"]
+		m.Commit(h.now, req, func(t string, _ int32) bool { return t != missing }, func(r *kmsg.OffsetCommitResponse) {
+			var ps []string
+			for _, rt := range r.Topics {
+				for _, rp := range rt.Partitions {
+					ps = append(ps, fmt.Sprintf("%s/%d=%s", rt.Topic, rp.Partition, code(rp.ErrorCode)))
+				}
+			}
+			h.printf("commit %s: %s", a["group"], strings.Join(ps, " "))
+		})
+	case "fetch":
+		var topics []kmsg.OffsetFetchRequestTopic
+		if ps := a.list("parts"); ps != nil {
+			byT := tps(ps)
+			for _, t := range sortedKeys(byT) {
+				topics = append(topics, kmsg.OffsetFetchRequestTopic{Topic: t, Partitions: byT[t]})
+			}
+		}
+		got, e := m.FetchOffsets(a["group"], topics)
+		if e != nil {
+			h.printf("fetch %s: %s", a["group"], e.Message)
+			break
+		}
+		var ps []string
+		for _, rt := range got {
+			for _, p := range rt.Partitions {
+				ps = append(ps, fmt.Sprintf("%s/%d=%d", rt.Topic, p.Partition, p.Offset))
+			}
+		}
+		h.printf("fetch %s: [%s]", a["group"], strings.Join(ps, " "))
+	case "offset-delete":
+		req := kmsg.NewPtrOffsetDeleteRequest()
+		req.Group = a["group"]
+		byT := tps(a.list("parts"))
+		for _, t := range sortedKeys(byT) {
+			rt := kmsg.OffsetDeleteRequestTopic{Topic: t}
+			for _, p := range byT[t] {
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetDeleteRequestTopicPartition{Partition: p})
+			}
+			req.Topics = append(req.Topics, rt)
+		}
+		m.DeleteOffsets(h.now, req, func(r *kmsg.OffsetDeleteResponse) {
+			var ps []string
+			for _, rt := range r.Topics {
+				for _, rp := range rt.Partitions {
+					ps = append(ps, fmt.Sprintf("%s/%d=%s", rt.Topic, rp.Partition, code(rp.ErrorCode)))
+				}
+			}
+			h.printf("offset-delete %s: %s [%s]", req.Group, code(r.ErrorCode), strings.Join(ps, " "))
+		})
+	case "describe":
+		d := m.Describe(a["group"])
+		var ms []string
+		for _, dm := range d.Members {
+			ms = append(ms, fmt.Sprintf("%s(%s)=%q", dm.MemberID, dm.ClientID, dm.MemberAssignment))
+		}
+		h.printf("describe %s: %s state=%s type=%s protocol=%s members=[%s]", a["group"], code(d.ErrorCode), d.State, d.ProtocolType, d.Protocol, strings.Join(ms, " "))
+	case "list":
+		var gs []string
+		for _, g := range m.List(a.list("states")) {
+			gs = append(gs, g.Group+":"+g.GroupState)
+		}
+		h.printf("list: [%s]", strings.Join(gs, " "))
+	case "delete":
+		m.Delete(h.now, a.list("groups"), func(r []kmsg.DeleteGroupsResponseGroup) {
+			var gs []string
+			for _, g := range r {
+				gs = append(gs, g.Group+"="+code(g.ErrorCode))
+			}
+			h.printf("delete: [%s]", strings.Join(gs, " "))
+		})
+	case "tick":
+		h.now = h.now.Add(time.Duration(a.int("ms", 0)) * time.Millisecond)
+		m.Tick(h.now)
+		if next := m.NextDeadline(); !next.IsZero() && !next.After(h.now) {
+			h.t.Errorf("after tick, NextDeadline %v is not in the future (%v)", next, h.now)
+		}
+	case "unload":
+		m.Unload(int32(a.int("p", 0)))
+	case "fail-writes":
+		h.fail = int(a.int("n", 1))
+	case "hold-writes":
+		h.hold = true
+	case "release-writes":
+		h.hold = false
+		ws := h.pending
+		h.pending = nil
+		for _, w := range ws {
+			h.complete(w)
+		}
+	case "reload":
+		h.reset()
+		h.printf("reloaded %d records", func() int {
+			n := 0
+			for _, rs := range h.log {
+				n += len(rs)
+			}
+			return n
+		}())
+	default:
+		h.t.Fatalf("unknown command %q", cmd)
+	}
+	h.drain()
+}
+
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := newHarness(t)
+			var rewritten bytes.Buffer
+			lines := strings.Split(string(raw), "\n")
+			for i := 0; i < len(lines); i++ {
+				line := lines[i]
+				if strings.TrimSpace(line) == "" {
+					continue
+				}
+				if strings.HasPrefix(line, "#") {
+					rewritten.WriteString(line + "\n")
+					continue
+				}
+				lineNo := i + 1
+				// The expectation runs from "----" to the next blank line.
+				var want []string
+				if i+1 < len(lines) && lines[i+1] == "----" {
+					for i += 2; i < len(lines) && lines[i] != ""; i++ {
+						want = append(want, lines[i])
+					}
+				}
+				fields := strings.Fields(line)
+				h.out = &strings.Builder{}
+				h.run(fields[0], parseArgs(fields[1:]))
+				got := strings.TrimRight(h.out.String(), "\n")
+				if !*rewrite && got != strings.Join(want, "\n") {
+					t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", file, lineNo, line, got, strings.Join(want, "\n"))
+				}
+				rewritten.WriteString(line + "\n----\n")
+				if got != "" {
+					rewritten.WriteString(got + "\n")
+				}
+				rewritten.WriteString("\n")
+			}
+			if *rewrite {
+				out := strings.TrimRight(rewritten.String(), "\n") + "\n"
+				if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
