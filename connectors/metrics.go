@@ -1,0 +1,119 @@
+package connectors
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The connector runtime's telemetry, declared in one place. Every series
+// carries the connector's name (label "connector"); the runtime counts
+// records and bytes crossing the broker boundary, retries and errors,
+// connectors add what only they see through the same Metrics.
+//
+//	weir_connector_records_in_total   records read from the outside (source) or from topics (sink)
+//	weir_connector_bytes_in_total     key+value bytes of those records
+//	weir_connector_records_out_total  records acknowledged by the broker (source) or the destination (sink)
+//	weir_connector_bytes_out_total    key+value bytes of those records
+//	weir_connector_errors_total       errors by stage (read, produce, write, flush, commit, config, ...)
+//	weir_connector_retries_total      retried calls or items
+//	weir_connector_dead_letters_total records sent to the dead-letter topic
+//	weir_connector_lag_records        sink: records behind the partition ends; source: records in flight
+//	weir_connector_paused             1 while the task waits on backpressure
+//	weir_connector_commits_total      committed offsets or source positions
+
+// Metrics is one connector's view of the runtime's metric families.
+// Methods are safe for concurrent use.
+type Metrics struct {
+	RecordsIn   prometheus.Counter
+	BytesIn     prometheus.Counter
+	RecordsOut  prometheus.Counter
+	BytesOut    prometheus.Counter
+	Retries     prometheus.Counter
+	DeadLetters prometheus.Counter
+	Commits     prometheus.Counter
+	Lag         prometheus.Gauge
+	Paused      prometheus.Gauge
+
+	errors *prometheus.CounterVec
+	name   string
+}
+
+// Error counts one error at stage (a short word: read, produce, write...).
+func (m *Metrics) Error(stage string) {
+	m.errors.WithLabelValues(m.name, stage).Inc()
+}
+
+// MetricSet holds the metric families shared by the connectors of one
+// runtime. Register it once; For returns one connector's children.
+type MetricSet struct {
+	recordsIn, bytesIn, recordsOut, bytesOut *prometheus.CounterVec
+	errors, retries, deadLetters, commits    *prometheus.CounterVec
+	lag, paused                              *prometheus.GaugeVec
+
+	mu  sync.Mutex
+	per map[string]*Metrics
+}
+
+// NewMetricSet creates the families and registers them with reg (nil:
+// unregistered, for tests).
+func NewMetricSet(reg prometheus.Registerer) *MetricSet {
+	c := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "weir", Subsystem: "connector", Name: name, Help: help,
+		}, append([]string{"connector"}, labels...))
+	}
+	g := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "weir", Subsystem: "connector", Name: name, Help: help,
+		}, []string{"connector"})
+	}
+	s := &MetricSet{
+		recordsIn:   c("records_in_total", "Records read from the outside (sources) or from topics (sinks)."),
+		bytesIn:     c("bytes_in_total", "Key and value bytes of the records read."),
+		recordsOut:  c("records_out_total", "Records acknowledged by the broker (sources) or the destination (sinks)."),
+		bytesOut:    c("bytes_out_total", "Key and value bytes of the records acknowledged."),
+		errors:      c("errors_total", "Errors by stage.", "stage"),
+		retries:     c("retries_total", "Retried calls or items."),
+		deadLetters: c("dead_letters_total", "Records sent to the dead-letter topic."),
+		commits:     c("commits_total", "Committed consumer offsets or source positions."),
+		lag:         g("lag_records", "Sinks: records behind the partition ends. Sources: records not yet acknowledged."),
+		paused:      g("paused", "1 while the task waits on backpressure."),
+		per:         map[string]*Metrics{},
+	}
+	if reg != nil {
+		for _, col := range []prometheus.Collector{s.recordsIn, s.bytesIn, s.recordsOut, s.bytesOut,
+			s.errors, s.retries, s.deadLetters, s.commits, s.lag, s.paused} {
+			reg.MustRegister(col)
+		}
+	}
+	return s
+}
+
+// For returns the metrics of the connector called name.
+func (s *MetricSet) For(name string) *Metrics {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.per[name]; ok {
+		return m
+	}
+	m := &Metrics{
+		RecordsIn:   s.recordsIn.WithLabelValues(name),
+		BytesIn:     s.bytesIn.WithLabelValues(name),
+		RecordsOut:  s.recordsOut.WithLabelValues(name),
+		BytesOut:    s.bytesOut.WithLabelValues(name),
+		Retries:     s.retries.WithLabelValues(name),
+		DeadLetters: s.deadLetters.WithLabelValues(name),
+		Commits:     s.commits.WithLabelValues(name),
+		Lag:         s.lag.WithLabelValues(name),
+		Paused:      s.paused.WithLabelValues(name),
+		errors:      s.errors,
+		name:        name,
+	}
+	s.per[name] = m
+	return m
+}
+
+// NewTestMetrics returns unregistered metrics for name, for connector unit
+// tests that drive a Source or Sink without a runtime.
+func NewTestMetrics(name string) *Metrics { return NewMetricSet(nil).For(name) }
