@@ -103,8 +103,9 @@ type SourceContext interface {
 // Sink writes records from topics to the outside world.
 //
 // Contract:
-//   - The runtime calls Open once, then Write and Flush from one goroutine,
-//     then Close once (after a final Flush).
+//   - The runtime calls Open once, then Write and Flush serially (never
+//     two calls at once, possibly from different goroutines, e.g. a Flush
+//     from a rebalance callback), then Close once (after a final Flush).
 //   - Write hands the sink the next records of its assigned partitions, in
 //     offset order per partition. The sink may buffer them and may keep the
 //     *kgo.Record pointers (and their byte slices, which it must not

@@ -1,0 +1,229 @@
+package connectors
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Source positions are stored in a compacted topic (DefaultOffsetsTopic,
+// one partition), Kafka Connect style:
+//
+//	key   ["<connector>","<source partition>"]   value {"seq":N,"pos":"<base64>"}
+//	key   ["<connector>"]                        value {"scan":{"<topic>":{"<partition>":<offset>}}}
+//
+// A position record says: every record of that source partition up to
+// sequence number seq (and position pos) is in the destination topic.
+// The scan record says where, in each destination partition, records not
+// yet covered by a stored position may start.
+//
+// Exactly-once on restart: every record a source task produces carries a
+// SourceHeader (connector, source partition, seq, position). On start the
+// task reads the stored positions, then scans the destination partitions
+// from the scan offsets to their ends and takes, per source partition, the
+// position with the highest seq found in either place. Records the broker
+// acknowledged after the last stored commit (or that a killed process had
+// in flight) are thus found in the topic itself and never produced twice.
+// The task writes a scan record before it produces its first record to a
+// partition, so the scan always covers what the previous run wrote.
+
+// DefaultOffsetsTopic is the compacted topic of source positions.
+const DefaultOffsetsTopic = "_weir_connect_offsets"
+
+// SourceHeader is the header key carrying a record's source position.
+const SourceHeader = "weir.src"
+
+// errBadHeader is wrapped when a SourceHeader does not decode.
+var errBadHeader = errors.New("malformed " + SourceHeader + " header")
+
+type storedPos struct {
+	Seq uint64 `json:"seq"`
+	Pos []byte `json:"pos"`
+}
+
+type scanMarks map[string]map[int32]int64
+
+type scanValue struct {
+	Scan map[string]map[string]int64 `json:"scan"`
+}
+
+func appendSourceHeader(b []byte, connector, sp string, seq uint64, pos []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(connector)))
+	b = append(b, connector...)
+	b = binary.AppendUvarint(b, uint64(len(sp)))
+	b = append(b, sp...)
+	b = binary.AppendUvarint(b, seq)
+	return append(b, pos...)
+}
+
+func parseSourceHeader(b []byte) (connector, sp string, seq uint64, pos []byte, err error) {
+	str := func() (string, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return "", false
+		}
+		s := string(b[k : k+int(n)])
+		b = b[k+int(n):]
+		return s, true
+	}
+	var ok bool
+	if connector, ok = str(); !ok {
+		return "", "", 0, nil, errBadHeader
+	}
+	if sp, ok = str(); !ok {
+		return "", "", 0, nil, errBadHeader
+	}
+	seq, k := binary.Uvarint(b)
+	if k <= 0 {
+		return "", "", 0, nil, errBadHeader
+	}
+	return connector, sp, seq, b[k:], nil
+}
+
+func positionKey(connector, sp string) []byte {
+	k, _ := json.Marshal([]string{connector, sp})
+	return k
+}
+
+func scanKey(connector string) []byte {
+	k, _ := json.Marshal([]string{connector})
+	return k
+}
+
+func encodeScan(m scanMarks) []byte {
+	v := scanValue{Scan: map[string]map[string]int64{}}
+	for t, ps := range m {
+		v.Scan[t] = map[string]int64{}
+		for p, o := range ps {
+			v.Scan[t][strconv.Itoa(int(p))] = o
+		}
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// ensureTopic creates topic with configs, accepting one that exists.
+func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int32, configs map[string]*string) error {
+	resp, err := adm.CreateTopic(ctx, partitions, -1, configs, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("creating topic %s: %w", topic, err)
+	}
+	return nil
+}
+
+// restorePositions reads the offsets topic and then scans the
+// destination partitions named by the scan record, returning each source
+// partition's newest position (by seq).
+func restorePositions(ctx context.Context, opts []kgo.Opt, adm *kadm.Client, offsetsTopic, connector string) (map[string]storedPos, error) {
+	out := map[string]storedPos{}
+	var scan scanValue
+	var bad error
+	wantScan := string(scanKey(connector))
+	err := readRange(ctx, opts, adm, map[string]map[int32]int64{offsetsTopic: nil}, func(r *kgo.Record) {
+		if string(r.Key) == wantScan {
+			scan = scanValue{}
+			if r.Value != nil {
+				if err := json.Unmarshal(r.Value, &scan); err != nil && bad == nil {
+					bad = fmt.Errorf("scan record of %s at %s/%d@%d: %w", connector, r.Topic, r.Partition, r.Offset, err)
+				}
+			}
+			return
+		}
+		var k []string
+		if json.Unmarshal(r.Key, &k) != nil || len(k) != 2 || k[0] != connector {
+			return
+		}
+		if r.Value == nil {
+			delete(out, k[1])
+			return
+		}
+		var p storedPos
+		if err := json.Unmarshal(r.Value, &p); err != nil {
+			if bad == nil {
+				bad = fmt.Errorf("position of %s/%s at %s/%d@%d: %w", connector, k[1], r.Topic, r.Partition, r.Offset, err)
+			}
+			return
+		}
+		if cur, ok := out[k[1]]; !ok || p.Seq >= cur.Seq {
+			out[k[1]] = p
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading source positions from %s: %w", offsetsTopic, err)
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	from := map[string]map[int32]int64{}
+	for t, ps := range scan.Scan {
+		from[t] = map[int32]int64{}
+		for p, o := range ps {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				return nil, fmt.Errorf("scan record of %s: partition %q: %w", connector, p, err)
+			}
+			from[t][int32(n)] = o
+		}
+	}
+	// Partitions not in the scan record were never written by this
+	// connector: skip them rather than reading them from the start.
+	err = readRangeKnown(ctx, opts, adm, from, func(r *kgo.Record) {
+		for _, h := range r.Headers {
+			if h.Key != SourceHeader {
+				continue
+			}
+			c, sp, seq, pos, err := parseSourceHeader(h.Value)
+			if err != nil || c != connector {
+				continue
+			}
+			if cur, ok := out[sp]; !ok || seq > cur.Seq {
+				out[sp] = storedPos{Seq: seq, Pos: append([]byte(nil), pos...)}
+			}
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scanning destination topics for positions of %s: %w", connector, err)
+	}
+	return out, nil
+}
+
+// readRangeKnown is readRange limited to the partitions listed in from.
+func readRangeKnown(ctx context.Context, opts []kgo.Opt, adm *kadm.Client, from map[string]map[int32]int64, fn func(*kgo.Record)) error {
+	if len(from) == 0 {
+		return nil
+	}
+	// Partitions missing from a topic's map start at their end (math
+	// max): readRange skips partitions whose start is at or past the end.
+	topics := make([]string, 0, len(from))
+	for t := range from {
+		topics = append(topics, t)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return err
+	}
+	full := map[string]map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if full[o.Topic] == nil {
+			full[o.Topic] = map[int32]int64{}
+		}
+		if s, ok := from[o.Topic][o.Partition]; ok {
+			full[o.Topic][o.Partition] = s
+		} else {
+			full[o.Topic][o.Partition] = 1<<62 - 1
+		}
+	})
+	return readRange(ctx, opts, adm, full, fn)
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,327 @@
+package connectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+)
+
+// SinkOptions tune one sink task. Zero values take the defaults.
+type SinkOptions struct {
+	// Topics to consume. Required.
+	Topics []string
+	// Group is the consumer group (default "weir-connect-<name>"); run
+	// more tasks in the same group to share the partitions.
+	Group string
+	// DeadLetterTopic receives records the sink cannot handle (default
+	// DeadLetterTopic(name)).
+	DeadLetterTopic string
+	// FlushInterval is how often the sink is flushed and offsets
+	// committed (default 1s).
+	FlushInterval time.Duration
+	// MaxPollRecords bounds one Write (default 5000).
+	MaxPollRecords int
+	// StartAtEnd starts a group without committed offsets at the
+	// partition ends instead of the starts.
+	StartAtEnd bool
+	// StopTimeout bounds the final flush and commit (default 30s).
+	StopTimeout time.Duration
+	// Backoff paces retries of retriable Write/Flush errors.
+	Backoff *Backoff
+}
+
+type sinkTask struct {
+	rt   *Runtime
+	name string
+	opts SinkOptions
+	sink Sink
+	log  *zap.Logger
+	m    *Metrics
+	cl   *kgo.Client
+
+	mu      sync.Mutex // serializes Write/Flush/commit (loop vs rebalance callbacks)
+	dirty   bool
+	closed  bool
+	lag     map[string]map[int32]int64
+	fatalMu sync.Mutex
+	fatal   error
+}
+
+func (t *sinkTask) Name() string        { return t.name }
+func (t *sinkTask) Logger() *zap.Logger { return t.log }
+func (t *sinkTask) Metrics() *Metrics   { return t.m }
+
+// DeadLetter implements SinkContext.
+func (t *sinkTask) DeadLetter(r *kgo.Record, err error) {
+	t.log.Warn("record sent to the dead-letter topic", zap.String("topic", r.Topic),
+		zap.Int32("partition", r.Partition), zap.Int64("offset", r.Offset),
+		zap.String("dead_letter_topic", t.opts.DeadLetterTopic), zap.Error(err))
+	dl := deadLetter(t.opts.DeadLetterTopic, t.name, r.Key, r.Value, r.Headers, r.Timestamp, err,
+		kgo.RecordHeader{Key: HeaderErrTopic, Value: []byte(r.Topic)},
+		kgo.RecordHeader{Key: HeaderErrPartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
+		kgo.RecordHeader{Key: HeaderErrOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
+	)
+	t.cl.Produce(context.Background(), dl, func(_ *kgo.Record, derr error) {
+		if derr != nil {
+			t.m.Error("dead_letter")
+			t.setFatal(fmt.Errorf("writing %s/%d@%d to dead-letter topic %s: %w", r.Topic, r.Partition, r.Offset, t.opts.DeadLetterTopic, derr))
+			return
+		}
+		t.m.DeadLetters.Inc()
+	})
+}
+
+func (t *sinkTask) setFatal(err error) {
+	t.fatalMu.Lock()
+	defer t.fatalMu.Unlock()
+	if t.fatal == nil {
+		t.fatal = err
+	}
+}
+
+func (t *sinkTask) getFatal() error {
+	t.fatalMu.Lock()
+	defer t.fatalMu.Unlock()
+	return t.fatal
+}
+
+// RunSink runs sink as the connector called name until ctx is done or the
+// sink fails. On a clean stop it flushes the sink and commits the
+// consumer-group offsets of everything flushed (the final commit); on a
+// failure it commits nothing past the last successful flush.
+func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts SinkOptions) error {
+	if len(opts.Topics) == 0 {
+		return fmt.Errorf("%w: sink connector %q: no topics", ErrConfig, name)
+	}
+	if opts.Group == "" {
+		opts.Group = "weir-connect-" + name
+	}
+	if opts.DeadLetterTopic == "" {
+		opts.DeadLetterTopic = DeadLetterTopic(name)
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = time.Second
+	}
+	if opts.MaxPollRecords <= 0 {
+		opts.MaxPollRecords = 5000
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = 30 * time.Second
+	}
+	if opts.Backoff == nil {
+		opts.Backoff = &DefaultBackoff
+	}
+	t := &sinkTask{rt: rt, name: name, opts: opts, sink: sink, log: rt.logger(name), m: rt.metrics(name),
+		lag: map[string]map[int32]int64{}}
+	reset := kgo.NewOffset().AtStart()
+	if opts.StartAtEnd {
+		reset = kgo.NewOffset().AtEnd()
+	}
+	cl, err := kgo.NewClient(append(rt.baseOpts(),
+		kgo.ConsumerGroup(opts.Group),
+		kgo.ConsumeTopics(opts.Topics...),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.ConsumeResetOffset(reset),
+		kgo.OnPartitionsRevoked(t.revoked),
+		kgo.OnPartitionsLost(t.lost),
+		kgo.OnPartitionsAssigned(t.assigned),
+		kgo.AllowAutoTopicCreation(),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+	)...)
+	if err != nil {
+		return fmt.Errorf("sink connector %q: client: %w", name, err)
+	}
+	t.cl = cl
+	if err := sink.Open(ctx, t); err != nil {
+		cl.Close()
+		t.m.Error("open")
+		return fmt.Errorf("sink connector %q: open: %w", name, err)
+	}
+	runErr := t.loop(ctx)
+	stopCtx, cancel := context.WithTimeout(context.Background(), opts.StopTimeout)
+	defer cancel()
+	t.mu.Lock()
+	var stopErr error
+	if runErr == nil {
+		stopErr = t.flushAndCommit(stopCtx)
+	}
+	closeErr := sink.Close()
+	t.closed = true
+	t.mu.Unlock()
+	cl.Close()
+	t.log.Info("sink stopped", zap.Error(runErr))
+	if runErr != nil {
+		return fmt.Errorf("sink connector %q: %w", name, runErr)
+	}
+	if err := errors.Join(stopErr, closeErr); err != nil {
+		return fmt.Errorf("sink connector %q: stopping: %w", name, err)
+	}
+	return nil
+}
+
+func (t *sinkTask) loop(ctx context.Context) error {
+	last := time.Now()
+	for {
+		if err := t.getFatal(); err != nil {
+			return err
+		}
+		pctx, cancel := context.WithTimeout(ctx, t.opts.FlushInterval)
+		fs := t.cl.PollRecords(pctx, t.opts.MaxPollRecords)
+		cancel()
+		if ctx.Err() != nil {
+			t.cl.AllowRebalance()
+			return nil
+		}
+		fs.EachError(func(topic string, p int32, err error) {
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				return
+			}
+			t.m.Error("fetch")
+			t.log.Warn("fetch failed", zap.String("topic", topic), zap.Int32("partition", p), zap.Error(err))
+		})
+		recs := fs.Records()
+		t.updateLag(fs)
+		t.mu.Lock()
+		err := t.write(ctx, recs)
+		if err == nil && (time.Since(last) >= t.opts.FlushInterval) {
+			last = time.Now()
+			err = t.flushAndCommit(ctx)
+		}
+		t.mu.Unlock()
+		t.cl.AllowRebalance()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (t *sinkTask) write(ctx context.Context, recs []*kgo.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	n := 0
+	for _, r := range recs {
+		n += len(r.Key) + len(r.Value)
+	}
+	t.m.RecordsIn.Add(float64(len(recs)))
+	t.m.BytesIn.Add(float64(n))
+	err := Retry(ctx, *t.opts.Backoff, t.m, func(ctx context.Context) error {
+		err := t.sink.Write(ctx, recs)
+		if err != nil && ctx.Err() == nil {
+			t.m.Error("write")
+			t.log.Warn("sink write failed", zap.Error(err))
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	t.dirty = true
+	t.m.RecordsOut.Add(float64(len(recs)))
+	t.m.BytesOut.Add(float64(n))
+	return nil
+}
+
+// flushAndCommit flushes the sink and the dead-letter writes, then
+// commits the offsets of every record polled so far. t.mu is held.
+func (t *sinkTask) flushAndCommit(ctx context.Context) error {
+	if !t.dirty || t.closed {
+		return nil
+	}
+	err := Retry(ctx, *t.opts.Backoff, t.m, func(ctx context.Context) error {
+		err := t.sink.Flush(ctx)
+		if err != nil && ctx.Err() == nil {
+			t.m.Error("flush")
+			t.log.Warn("sink flush failed", zap.Error(err))
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	if err := t.cl.Flush(ctx); err != nil { // dead-letter writes
+		return fmt.Errorf("flushing dead-letter writes: %w", err)
+	}
+	if err := t.getFatal(); err != nil {
+		return err
+	}
+	if err := t.cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.m.Error("commit")
+		return fmt.Errorf("committing offsets of group %s: %w", t.opts.Group, err)
+	}
+	t.dirty = false
+	t.m.Commits.Inc()
+	return nil
+}
+
+func (t *sinkTask) updateLag(fs kgo.Fetches) {
+	changed := false
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		if t.lag[p.Topic] == nil {
+			t.lag[p.Topic] = map[int32]int64{}
+		}
+		t.lag[p.Topic][p.Partition] = p.HighWatermark - p.Records[len(p.Records)-1].Offset - 1
+		changed = true
+	})
+	if changed {
+		var sum int64
+		for _, ps := range t.lag {
+			for _, l := range ps {
+				sum += l
+			}
+		}
+		t.m.Lag.Set(float64(sum))
+	}
+}
+
+func (t *sinkTask) assigned(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+	t.log.Info("partitions assigned", zap.Any("partitions", m))
+	if pa, ok := t.sink.(PartitionAware); ok {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if !t.closed {
+			pa.Assigned(m)
+		}
+	}
+}
+
+func (t *sinkTask) revoked(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	if err := t.flushAndCommit(ctx); err != nil {
+		t.log.Warn("flush before revocation failed; records will be delivered again", zap.Error(err))
+	}
+	for topic, ps := range m {
+		for _, p := range ps {
+			delete(t.lag[topic], p)
+		}
+	}
+	if pa, ok := t.sink.(PartitionAware); ok {
+		pa.Revoked(m)
+	}
+}
+
+func (t *sinkTask) lost(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+	t.log.Warn("partitions lost without a commit; their records may be delivered again", zap.Any("partitions", m))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if pa, ok := t.sink.(PartitionAware); ok && !t.closed {
+		pa.Revoked(m)
+	}
+}

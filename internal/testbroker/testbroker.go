@@ -1,0 +1,174 @@
+// Package testbroker starts a real weir broker (broker/kafka over
+// broker/log and broker/metadata) in-process on 127.0.0.1:0 for tests of
+// packages that talk to a broker over the Kafka protocol: connectors and
+// ingest endpoints. (broker/brokertest, the multi-node cluster harness, is
+// reserved for the replication work; this is the single-node minimum.)
+package testbroker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"weir/broker/kafka"
+	"weir/broker/log"
+	"weir/broker/log/vfs"
+	"weir/broker/metadata"
+)
+
+// Broker is a running single-node broker over a temp data directory.
+type Broker struct {
+	t    testing.TB
+	Dir  string
+	Addr string
+	srv  *kafka.Server
+	meta *metadata.FileStore
+	logs *log.Manager
+}
+
+// Start starts a broker in t.TempDir(); it stops at cleanup.
+func Start(t testing.TB) *Broker { return StartIn(t, t.TempDir()) }
+
+// StartIn starts a broker over dir (which may hold a previous broker's
+// data, to test restarts).
+func StartIn(t testing.TB, dir string) *Broker {
+	t.Helper()
+	lg := zap.NewNop()
+	meta, err := metadata.OpenFile(dir, lg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := meta.InitCluster(context.Background(), "testbroker"); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := log.NewManager(vfs.OS, dir, log.ManagerOptions{Logger: lg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := kafka.DefaultConfig()
+	cfg.Logs = logs
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Metadata = meta
+	cfg.Logger = lg
+	cfg.Registerer = prometheus.NewRegistry()
+	srv, err := kafka.New(cfg)
+	if err != nil {
+		logs.Close()
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := &Broker{t: t, Dir: dir, srv: srv, meta: meta, logs: logs, Addr: srv.Addr().String()}
+	t.Cleanup(b.Stop)
+	return b
+}
+
+// Stop shuts the broker down (idempotent).
+func (b *Broker) Stop() {
+	if b.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.srv.Shutdown(ctx); err != nil {
+		b.t.Errorf("testbroker: shutdown: %v", err)
+	}
+	if err := b.logs.Close(); err != nil {
+		b.t.Errorf("testbroker: closing logs: %v", err)
+	}
+	b.meta.Close()
+	b.srv = nil
+}
+
+// Client returns a franz-go client seeded with the broker, closed at
+// cleanup.
+func (b *Broker) Client(opts ...kgo.Opt) *kgo.Client {
+	b.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addr)}, opts...)...)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(cl.Close)
+	return cl
+}
+
+// CreateTopic creates topic with the given partitions and configs.
+func (b *Broker) CreateTopic(topic string, partitions int32, configs map[string]*string) {
+	b.t.Helper()
+	adm := kadm.NewClient(b.Client())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := adm.CreateTopic(ctx, partitions, 1, configs, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		b.t.Fatalf("testbroker: creating topic %s: %v", topic, err)
+	}
+}
+
+// ReadAll consumes topic from the start up to its end offsets at the time
+// of the call and returns the records.
+func (b *Broker) ReadAll(topic string) []*kgo.Record {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(b.Client())
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		b.t.Fatalf("testbroker: end offsets of %s: %v", topic, err)
+	}
+	want := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && o.Offset > 0 {
+			want[o.Partition] = o.Offset
+		}
+	})
+	if len(want) == 0 {
+		return nil
+	}
+	offs := map[int32]kgo.Offset{}
+	for p := range want {
+		offs[p] = kgo.NewOffset().AtStart()
+	}
+	cl := b.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}), kgo.FetchMaxBytes(64<<20))
+	var out []*kgo.Record
+	for len(want) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			b.t.Fatalf("testbroker: reading %s: %v (still waiting on %v)", topic, err, want)
+		}
+		fs.EachError(func(_ string, p int32, err error) { b.t.Logf("testbroker: fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if end, ok := want[r.Partition]; ok && r.Offset < end {
+				out = append(out, r)
+				if r.Offset+1 >= end {
+					delete(want, r.Partition)
+				}
+			}
+		})
+	}
+	return out
+}
+
+// CheckFor polls fn until it returns nil, failing t after timeout.
+func CheckFor(t testing.TB, timeout time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met after %s: %v", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
