@@ -70,8 +70,8 @@ type sourceTask struct {
 
 	mu       sync.Mutex
 	sps      map[string]*spState
-	marks    scanMarks                   // destination partition → scan-from offset
-	maxAcked map[string]map[int32]int64  // destination partition → last acked offset
+	marks    scanMarks                  // destination partition → scan-from offset
+	maxAcked map[string]map[int32]int64 // destination partition → last acked offset
 	inflight int64
 	fatal    error
 	dlqWG    sync.WaitGroup
