@@ -11,6 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"weir/ingest/balancer"
 )
 
 type consumeFlags struct {
@@ -20,6 +23,8 @@ type consumeFlags struct {
 	count         int64
 	format        string
 	exitAtEnd     bool
+	group         string
+	balancers     []string
 }
 
 const consumeFormatHelp = `output format, kcat -f style:
@@ -38,10 +43,17 @@ with --format, by default its value and a newline. Without --offset or
 --from-beginning it starts at the end and waits for new records; it stops
 after -n records, at the end with --exit-at-end, or cleanly on Ctrl-C.
 
-No consumer group is used: offsets are not committed.`,
+Without --group no consumer group is used and offsets are not committed.
+With --group G it consumes as a member of group G: partitions are shared
+with the group's other members (--balancer picks the assignment strategy),
+it starts at the group's committed offsets (--offset only applies where the
+group has none), and it commits the offsets of what it printed, periodically
+and when it exits. -e with --group stops once this member has read every
+partition to its end, so use it when consuming alone.`,
 			Example: `  weir consume logs --from-beginning
   weir consume logs --partition 2 --offset 1000 -n 10
-  weir consume logs -e --offset earliest --format '%p/%o %k=%v (%T) [%h]\n'`,
+  weir consume logs -e --offset earliest --format '%p/%o %k=%v (%T) [%h]\n'
+  weir consume logs --group my-app --balancer cooperative-sticky`,
 			Args: cobra.ExactArgs(1),
 		}
 		cf := addClientFlags(cmd, g)
@@ -52,6 +64,8 @@ No consumer group is used: offsets are not committed.`,
 		fl.Int64VarP(&f.count, "count", "n", 0, "exit after this many records (0: no limit)")
 		fl.StringVar(&f.format, "format", `%v\n`, consumeFormatHelp)
 		fl.BoolVarP(&f.exitAtEnd, "exit-at-end", "e", false, "exit once every partition is read up to the end offset it had at start")
+		fl.StringVarP(&f.group, "group", "G", "", "consume as a member of this consumer group, committing offsets")
+		fl.StringSliceVar(&f.balancers, "balancer", []string{balancer.Default}, "group assignment strategies in order of preference: "+strings.Join(balancer.Names, ", "))
 		cmd.RunE = func(cmd *cobra.Command, args []string) error {
 			return runConsume(cmd, cf, f, args[0])
 		}
@@ -91,6 +105,17 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 	if f.count < 0 {
 		return fmt.Errorf("-n %d: want a count >= 0", f.count)
 	}
+	var groupOpts []kgo.Opt
+	if f.group != "" {
+		if f.partition >= 0 {
+			return fmt.Errorf("--partition %d cannot be used with --group %s: the group assigns the partitions", f.partition, f.group)
+		}
+		bopt, err := balancer.Opt(f.balancers...)
+		if err != nil {
+			return fmt.Errorf("--balancer: %w", err)
+		}
+		groupOpts = []kgo.Opt{kgo.ConsumerGroup(f.group), bopt, kgo.AutoCommitMarks()}
+	}
 	ctx, stop := signalContext(cmd)
 	defer stop()
 
@@ -121,6 +146,7 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 	}
 	// remaining[p] is the end offset still to reach for --exit-at-end.
 	remaining := map[int32]int64{}
+	groupCommitted := map[int32]bool{} // partitions where --group resumes at a commit
 	if f.exitAtEnd {
 		mctx, cancel := cf.requestCtx(ctx)
 		ends, err := adm.ListEndOffsets(mctx, topic)
@@ -141,6 +167,24 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 		if lerr != nil {
 			return lerr
 		}
+		if f.group != "" {
+			// The group resumes at its commits: partitions committed up
+			// to their end have nothing left to read.
+			mctx, cancel := cf.requestCtx(ctx)
+			commits, err := adm.FetchOffsets(mctx, f.group)
+			cancel()
+			if err != nil {
+				return cf.explain(fmt.Errorf("fetching the committed offsets of group %q: %w", f.group, err))
+			}
+			for p, end := range remaining {
+				if c, ok := commits.Lookup(topic, p); ok && c.Err == nil && c.At >= 0 {
+					groupCommitted[p] = true
+					if c.At >= end {
+						delete(remaining, p)
+					}
+				}
+			}
+		}
 	}
 
 	opts, err := cf.baseOpts()
@@ -150,6 +194,7 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 	// Transaction markers are kept (and not printed) so that -e sees the
 	// offset of a marker that ends a partition.
 	opts = append(opts, kgo.KeepControlRecords())
+	opts = append(opts, groupOpts...)
 	if f.partition >= 0 {
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {f.partition: start}}))
 	} else {
@@ -160,6 +205,16 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 		return err
 	}
 	defer cl.Close()
+	if f.group != "" {
+		// Commit what was printed before leaving the group (Close leaves).
+		defer func() {
+			cctx, cancel := cf.requestCtx(context.Background())
+			defer cancel()
+			if err := cl.CommitMarkedOffsets(cctx); err != nil {
+				cf.g.Logger().Warn("committing offsets on exit failed", zap.String("group", f.group), zap.Error(err))
+			}
+		}()
+	}
 
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
 	defer out.Flush()
@@ -174,8 +229,26 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 		}
 		return len(remaining) == 0
 	}
-	if f.exitAtEnd && startsAtEnd(ctx, adm, cf, topic, start, remaining) && atEnd() {
-		return nil
+	if f.exitAtEnd {
+		// --offset applies only where the group has no commit.
+		from := remaining
+		if len(groupCommitted) > 0 {
+			from = map[int32]int64{}
+			for p, end := range remaining {
+				if !groupCommitted[p] {
+					from[p] = end
+				}
+			}
+		}
+		looked := startsAtEnd(ctx, adm, cf, topic, start, from)
+		for p := range remaining {
+			if _, ok := from[p]; !ok && !groupCommitted[p] {
+				delete(remaining, p)
+			}
+		}
+		if looked && atEnd() {
+			return nil
+		}
 	}
 
 	var printed int64
@@ -207,6 +280,9 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 				if r.Offset+1 >= end {
 					delete(remaining, r.Partition)
 				}
+			}
+			if f.group != "" {
+				cl.MarkCommitRecords(r)
 			}
 			if r.Attrs.IsControl() {
 				return
