@@ -1,0 +1,19 @@
+// Package searchtest runs real search servers for the Elasticsearch sink's
+// tests: Elasticsearch 7.17 and OpenSearch 2.19 nodes started from Maven
+// Central jars by a small Java launcher (java/, one Maven module per
+// server), never a hand-written fake.
+//
+// A test binary calls Main from TestMain; Shared starts one server per
+// flavor per test process on first use (127.0.0.1, ephemeral HTTP port,
+// temporary data directory, 512 MiB heap) and Main stops it at the end.
+// Dedicated starts a private server with extra settings (for example a
+// tiny write queue, for real 429 rejections) stopped when its test ends.
+//
+// The launcher is compiled with Maven only when it is missing or older
+// than its sources (offline first, then online), under a file lock so
+// parallel test binaries build it once. The node exits when its stdin
+// closes, so a killed test process never leaves a server behind.
+//
+// When java or mvn is missing the tests that need a server are skipped,
+// unless the environment variable CI is set: then they fail.
+package searchtest

@@ -1,0 +1,343 @@
+package searchtest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Flavor names a search server the launcher can run.
+type Flavor string
+
+// The servers available from Maven Central.
+const (
+	Elasticsearch7 Flavor = "elasticsearch7" // Elasticsearch 7.17 (sends X-Elastic-Product)
+	OpenSearch2    Flavor = "opensearch2"    // OpenSearch 2.19 (data streams in core)
+)
+
+// Heap is the JVM heap of every server.
+const Heap = "512m"
+
+// Server is one running search node.
+type Server struct {
+	// URL is the HTTP endpoint, http://127.0.0.1:PORT.
+	URL    string
+	Flavor Flavor
+
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	home   string
+	exited chan struct{}
+	once   sync.Once
+}
+
+var (
+	mu      sync.Mutex
+	shared  = map[Flavor]*Server{}
+	failed  = map[Flavor]error{}
+	buildMu sync.Mutex
+)
+
+// Main runs the tests of a package and stops the shared servers
+// afterwards. Call it from TestMain: func TestMain(m *testing.M) { searchtest.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
+// StopShared stops every shared server (Main does it).
+func StopShared() {
+	mu.Lock()
+	defer mu.Unlock()
+	for f, s := range shared {
+		s.Stop()
+		delete(shared, f)
+	}
+}
+
+// Available reports why servers cannot run here ("" when they can).
+func Available() string {
+	for _, tool := range []string{"java", "mvn"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return tool + " is not installed (install Java 17 and Maven to run the search-server tests)"
+		}
+	}
+	return ""
+}
+
+func require(t testing.TB) {
+	t.Helper()
+	if why := Available(); why != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("search server needed under CI: %s", why)
+		}
+		t.Skipf("skipping: %s", why)
+	}
+}
+
+// Shared returns the search server of flavor f shared by the tests of this
+// process, starting it on first use. Tests must use index names of their
+// own. It skips the test when java or mvn is missing (fails under CI).
+func Shared(t testing.TB, f Flavor) *Server {
+	t.Helper()
+	require(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if s := shared[f]; s != nil {
+		return s
+	}
+	if err := failed[f]; err != nil {
+		t.Fatalf("search server %s failed to start earlier: %v", f, err)
+	}
+	s, err := start(f, nil)
+	if err != nil {
+		failed[f] = err
+		t.Fatalf("starting search server %s: %v", f, err)
+	}
+	shared[f] = s
+	return s
+}
+
+// Dedicated starts a server of flavor f with extra node settings
+// (key=value, e.g. thread_pool.write.queue_size) for one test; it is
+// stopped when the test ends.
+func Dedicated(t testing.TB, f Flavor, settings map[string]string) *Server {
+	t.Helper()
+	require(t)
+	s, err := start(f, settings)
+	if err != nil {
+		t.Fatalf("starting search server %s: %v", f, err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// javaDir is the Maven project next to this file.
+func javaDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "java")
+}
+
+// Build compiles the launcher of flavor f when it is missing or older than
+// its sources and returns the classpath to run it with.
+func Build(f Flavor) (string, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	dir := javaDir()
+	mod := filepath.Join(dir, string(f))
+	if _, err := os.Stat(filepath.Join(mod, "pom.xml")); err != nil {
+		return "", fmt.Errorf("no launcher for flavor %q: %w", f, err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("locking %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	cp := filepath.Join(mod, "target", "classes") + string(os.PathListSeparator) + filepath.Join(mod, "target", "lib", "*")
+	if upToDate(mod) {
+		return cp, nil
+	}
+	args := []string{"-q", "-B", "-f", filepath.Join(dir, "pom.xml"), "-pl", string(f), "package", "-DskipTests"}
+	out, err := exec.Command("mvn", append([]string{"-o"}, args...)...).CombinedOutput()
+	if err != nil { // not all artifacts in ~/.m2 yet: resolve from Maven Central
+		out, err = exec.Command("mvn", args...).CombinedOutput()
+	}
+	if err != nil {
+		return "", fmt.Errorf("mvn package of %s: %v\n%s", mod, err, out)
+	}
+	if !upToDate(mod) {
+		return "", fmt.Errorf("mvn package of %s left no launcher in target/", mod)
+	}
+	return cp, nil
+}
+
+// upToDate: target/lib holds jars and the compiled launcher is newer than
+// the pom and the sources.
+func upToDate(mod string) bool {
+	class, err := os.Stat(filepath.Join(mod, "target", "classes", "weir", "searchtest", "Launcher.class"))
+	if err != nil {
+		return false
+	}
+	if jars, _ := filepath.Glob(filepath.Join(mod, "target", "lib", "*.jar")); len(jars) == 0 {
+		return false
+	}
+	stale := false
+	filepath.Walk(filepath.Join(mod, "src"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && fi.ModTime().After(class.ModTime()) {
+			stale = true
+		}
+		return nil
+	})
+	if fi, err := os.Stat(filepath.Join(mod, "pom.xml")); err != nil || fi.ModTime().After(class.ModTime()) {
+		stale = true
+	}
+	return !stale
+}
+
+func start(f Flavor, settings map[string]string) (*Server, error) {
+	cp, err := Build(f)
+	if err != nil {
+		return nil, err
+	}
+	home, err := os.MkdirTemp("", "weir-searchtest-"+string(f)+"-")
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-Xms" + Heap, "-Xmx" + Heap, "-XX:+UseSerialGC", "-Djava.awt.headless=true",
+		"-Dlog4j2.disable.jmx=true", "-cp", cp, "weir.searchtest.Launcher", home}
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, k+"="+settings[k])
+	}
+	cmd := exec.Command("java", args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(home, "launcher.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		os.RemoveAll(home)
+		return nil, fmt.Errorf("starting java: %w", err)
+	}
+	s := &Server{Flavor: f, cmd: cmd, stdin: stdin, home: home, exited: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "WEIR-SEARCHTEST http="); ok {
+				addr <- a
+			}
+		}
+		cmd.Wait()
+		logf.Close()
+		close(s.exited)
+	}()
+	fail := func(err error) (*Server, error) {
+		s.Stop()
+		return nil, err
+	}
+	select {
+	case a := <-addr:
+		s.URL = "http://" + a
+	case <-s.exited:
+		log, _ := os.ReadFile(logf.Name())
+		os.RemoveAll(home)
+		return nil, fmt.Errorf("%s launcher exited before listening:\n%s", f, tail(log, 4000))
+	case <-time.After(90 * time.Second):
+		return fail(fmt.Errorf("%s launcher did not report its HTTP address within 90s", f))
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st, _, err := s.do("GET", "/_cluster/health?wait_for_status=yellow&timeout=5s", nil)
+		if err == nil && st == 200 {
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			return fail(fmt.Errorf("%s at %s not healthy within 60s (status %d, %v)", f, s.URL, st, err))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// Stop shuts the server down (closing its stdin; killing it after 20s)
+// and removes its data directory.
+func (s *Server) Stop() {
+	s.once.Do(func() {
+		s.stdin.Close()
+		select {
+		case <-s.exited:
+		case <-time.After(20 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.exited
+		}
+		os.RemoveAll(s.home)
+	})
+}
+
+// Kill stops the server abruptly (SIGKILL), for tests of an unavailable
+// destination.
+func (s *Server) Kill() {
+	s.cmd.Process.Kill()
+	<-s.exited
+	s.Stop()
+}
+
+func (s *Server) do(method, path string, body []byte) (int, []byte, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.URL+path, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// Do sends one request and returns the status and body; transport errors
+// fail the test.
+func (s *Server) Do(t testing.TB, method, path string, body []byte) (int, []byte) {
+	t.Helper()
+	st, b, err := s.do(method, path, body)
+	if err != nil {
+		t.Fatalf("%s %s%s: %v", method, s.URL, path, err)
+	}
+	return st, b
+}
+
+// MustDo is Do that fails the test on a status >= 300.
+func (s *Server) MustDo(t testing.TB, method, path string, body []byte) []byte {
+	t.Helper()
+	st, b := s.Do(t, method, path, body)
+	if st >= 300 {
+		t.Fatalf("%s %s%s: status %d: %s", method, s.URL, path, st, b)
+	}
+	return b
+}
