@@ -53,10 +53,12 @@ partition to its end, so use it when consuming alone.`,
 			Example: `  weir consume logs --from-beginning
   weir consume logs --partition 2 --offset 1000 -n 10
   weir consume logs -e --offset earliest --format '%p/%o %k=%v (%T) [%h]\n'
-  weir consume logs --group my-app --balancer cooperative-sticky`,
+  weir consume logs --group my-app --balancer cooperative-sticky
+  weir consume users --decode-avro --from-beginning          # Avro values as JSON`,
 			Args: cobra.ExactArgs(1),
 		}
 		cf := addClientFlags(cmd, g)
+		af := addAvroConsumeFlags(cmd)
 		fl := cmd.Flags()
 		fl.BoolVar(&f.fromBeginning, "from-beginning", false, "start at the earliest offset (same as --offset earliest)")
 		fl.StringVar(&f.offset, "offset", "latest", "where to start in each partition: earliest, latest or an offset N")
@@ -67,7 +69,7 @@ partition to its end, so use it when consuming alone.`,
 		fl.StringVarP(&f.group, "group", "G", "", "consume as a member of this consumer group, committing offsets")
 		fl.StringSliceVar(&f.balancers, "balancer", []string{balancer.Default}, "group assignment strategies in order of preference: "+strings.Join(balancer.Names, ", "))
 		cmd.RunE = func(cmd *cobra.Command, args []string) error {
-			return runConsume(cmd, cf, f, args[0])
+			return runConsume(cmd, cf, f, af, args[0])
 		}
 		return cmd
 	})
@@ -93,12 +95,16 @@ func parseStartOffset(f *consumeFlags, changed bool) (kgo.Offset, error) {
 	return kgo.NewOffset().At(n), nil
 }
 
-func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic string) error {
+func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, af *avroFlags, topic string) error {
 	start, err := parseStartOffset(f, cmd.Flags().Changed("offset"))
 	if err != nil {
 		return err
 	}
 	format, err := parseRecordFormat(f.format)
+	if err != nil {
+		return err
+	}
+	decodeValue, err := af.valueDecoder() // nil without --value-schema / --decode-avro
 	if err != nil {
 		return err
 	}
@@ -286,6 +292,15 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, topic stri
 			}
 			if r.Attrs.IsControl() {
 				return
+			}
+			if decodeValue != nil && r.Value != nil {
+				v, err := decodeValue(ctx, r.Value)
+				if err != nil {
+					cf.g.Logger().Warn("skipping a record that does not decode as Avro", zap.String("topic", r.Topic),
+						zap.Int32("partition", r.Partition), zap.Int64("offset", r.Offset), zap.Error(err))
+					return
+				}
+				r.Value = v
 			}
 			buf = format.append(buf[:0], r)
 			_, _ = out.Write(buf)

@@ -45,10 +45,12 @@ The exit status is non-zero if any record failed; each failure is reported
 with its input line number.`,
 			Example: `  echo hello | weir produce logs
   weir produce logs --key-separator : < keyed.txt      # "key:value" lines
-  weir produce logs --key host1 --headers source=app,env=prod --acks 1 --compression zstd < app.log`,
+  weir produce logs --key host1 --headers source=app,env=prod --acks 1 --compression zstd < app.log
+  weir produce users --value-schema user.avsc < users.jsonl   # Avro JSON lines → Avro`,
 			Args: cobra.ExactArgs(1),
 		}
 		cf := addClientFlags(cmd, g)
+		af := addAvroProduceFlags(cmd)
 		fl := cmd.Flags()
 		fl.StringVar(&f.key, "key", "", "fixed key for every record (default: no key)")
 		fl.StringVar(&f.keySep, "key-separator", "", "split each line at the first occurrence into key and value")
@@ -59,7 +61,7 @@ with its input line number.`,
 		fl.DurationVar(&f.linger, "linger", 5*time.Millisecond, "how long a batch waits for more records before it is sent")
 		fl.IntVar(&f.maxLineBytes, "max-line-bytes", 16<<20, "longest accepted input line")
 		cmd.RunE = func(cmd *cobra.Command, args []string) error {
-			return runProduce(cmd, cf, f, args[0])
+			return runProduce(cmd, cf, f, af, args[0])
 		}
 		return cmd
 	})
@@ -107,7 +109,7 @@ func (p *produceErrors) add(line int, err error) {
 	}
 }
 
-func runProduce(cmd *cobra.Command, cf *clientFlags, f *produceFlags, topic string) error {
+func runProduce(cmd *cobra.Command, cf *clientFlags, f *produceFlags, af *avroFlags, topic string) error {
 	acks, err := client.ParseAcks(f.acks)
 	if err != nil {
 		return err
@@ -145,6 +147,10 @@ func runProduce(cmd *cobra.Command, cf *clientFlags, f *produceFlags, topic stri
 
 	ctx, stop := signalContext(cmd)
 	defer stop()
+	encodeValue, err := af.valueEncoder(ctx, topic) // nil without --value-schema
+	if err != nil {
+		return err
+	}
 
 	var (
 		perrs produceErrors
@@ -185,6 +191,14 @@ loop:
 				continue
 			}
 			r.Key, r.Value = k, v
+		}
+		if encodeValue != nil {
+			v, err := encodeValue(r.Value)
+			if err != nil {
+				perrs.add(l.n, err)
+				continue
+			}
+			r.Value = v
 		}
 		if f.partition >= 0 {
 			partition.Set(r, f.partition)
