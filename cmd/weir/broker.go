@@ -33,6 +33,7 @@ type brokerFlags struct {
 	numPartitions  int32
 	autoCreate     bool
 	shutdownGrace  time.Duration
+	registryAddr   string
 }
 
 func init() {
@@ -65,6 +66,7 @@ directory; clients connect to --kafka-addr with any Kafka client.
 		fl.Int32Var(&f.numPartitions, "num-partitions", 1, "partitions of auto-created topics (num.partitions)")
 		fl.BoolVar(&f.autoCreate, "auto-create-topics", true, "create unknown topics on Metadata requests (auto.create.topics.enable)")
 		fl.DurationVar(&f.shutdownGrace, "shutdown-timeout", 30*time.Second, "how long a clean shutdown may take before connections are cut")
+		fl.StringVar(&f.registryAddr, "registry-addr", DefaultRegistryAddr, registryAddrHelp)
 		_ = cmd.MarkFlagRequired("data-dir")
 		return cmd
 	})
@@ -147,6 +149,14 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 		_ = adm.Shutdown(sctx)
 		return err
 	}
+	stopRegistry, _, err := startRegistry(lg.Named("registry"), f.registryAddr, srv.Addr().String(), meta, cmd.Flags().Changed("registry-addr"))
+	if err != nil {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		_ = adm.Shutdown(sctx)
+		return err
+	}
 	ready.Store(true)
 	lg.Info("broker started", zap.String("kafka_addr", srv.Addr().String()), zap.String("admin_addr", adm.Addr()),
 		zap.String("data_dir", f.dataDir), zap.Int32("node_id", f.nodeID), zap.String("cluster_id", clusterID))
@@ -161,7 +171,10 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 	sctx, cancel := context.WithTimeout(ctx, f.shutdownGrace)
 	defer cancel()
 	var firstErr error
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := stopRegistry(sctx); err != nil {
+		firstErr = fmt.Errorf("schema registry shutdown: %w", err)
+	}
+	if err := srv.Shutdown(sctx); err != nil && firstErr == nil {
 		firstErr = fmt.Errorf("kafka shutdown: %w", err)
 	}
 	if err := adm.Shutdown(sctx); err != nil && firstErr == nil {
