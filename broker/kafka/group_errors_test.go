@@ -2,9 +2,11 @@ package kafka
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -277,6 +279,16 @@ func TestGroupStaticMembership(t *testing.T) {
 	inst2 := kmsg.StringPtr("instance-2")
 	rc2 := dialRaw(t, b.addr)
 	rc2.write(rc2.frame(joinReq(5, "s", "", inst2, "consumer", "range")))
+	coord, err := b.srv.groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+		if d := coord.Describe([]string{"s"})[0]; d.State != "PreparingRebalance" || len(d.Members) != 2 {
+			return fmt.Errorf("group %s with %d members", d.State, len(d.Members))
+		}
+		return nil
+	})
 	// The leader must rejoin for the rebalance to complete.
 	jr = rc.roundTrip(joinReq(5, "s", old, inst, "consumer", "range")).(*kmsg.JoinGroupResponse)
 	wantCode(t, "leader rejoin", jr.ErrorCode, nil)

@@ -71,6 +71,9 @@ func (s *Server) SetGroupConfig(cfg group.Config) error {
 
 // groups returns the server's coordinator, starting it on first use.
 func (s *Server) groups() (*group.Coordinator, error) {
+	if s.ctx.Err() != nil {
+		return nil, group.ErrClosed // shutting down: do not start another
+	}
 	gs := s.groupSupport()
 	gs.once.Do(func() {
 		gs.mu.Lock()
