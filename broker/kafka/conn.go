@@ -71,6 +71,13 @@ type conn struct {
 	closed sync.Once
 	// writeDeadlineSet is when the write deadline was last pushed out.
 	writeDeadlineSet time.Time
+
+	// wmu guards pending, the slots handed to the writer and not yet
+	// written. While it is 0 the writer is idle with nothing buffered,
+	// and the reader writes a synchronous response itself (one goroutine
+	// hand-off less per request on the latency path).
+	wmu     sync.Mutex
+	pending int
 }
 
 // connWriter is the buffered writing side of a connection, with access to
@@ -177,7 +184,11 @@ func (c *conn) dispatch(buf []byte, received time.Time) error {
 		if h.key == kmsg.ApiVersions.Int16() {
 			// KIP-511: answer an unknown ApiVersions version with
 			// UNSUPPORTED_VERSION and a v0 body listing what we serve.
-			return c.enqueue(&slot{api: a, start: received, frame: encodeFrame(&h, unsupportedAPIVersions())})
+			sl := &slot{api: a, start: received, frame: encodeFrame(&h, unsupportedAPIVersions())}
+			if done, err := c.writeDirect(sl); done || err != nil {
+				return err
+			}
+			return c.enqueue(sl)
 		}
 		c.s.metrics.rejectedFrames.Inc()
 		return fmt.Errorf("%w: %s (key %d) version %d not in %d..%d", errFrame, kmsg.NameForKey(h.key), h.key, h.version, a.min, a.max)
@@ -204,6 +215,9 @@ func (c *conn) dispatch(buf []byte, received time.Time) error {
 	if !a.async {
 		sl := &slot{api: a, start: received}
 		c.run(sl, &h, r)
+		if done, err := c.writeDirect(sl); done || err != nil {
+			return err
+		}
 		if err := c.enqueue(sl); err != nil {
 			return err
 		}
@@ -214,6 +228,9 @@ func (c *conn) dispatch(buf []byte, received time.Time) error {
 	h.clientID = string([]byte(h.clientID))
 	r.ClientID = h.clientID
 	sl := &slot{api: a, start: received, done: make(chan struct{})}
+	c.wmu.Lock()
+	c.pending++
+	c.wmu.Unlock()
 	if err := c.enqueue(sl); err != nil {
 		return err
 	}
@@ -257,6 +274,36 @@ func encodeFrame(h *header, resp kmsg.Response) []byte {
 	return b
 }
 
+// writeDirect writes a ready response from the reading goroutine when the
+// writer is idle (done=true); otherwise it counts sl as pending for the
+// writer, and the caller enqueues it.
+func (c *conn) writeDirect(sl *slot) (done bool, err error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.pending > 0 || sl.err != nil || sl.spliced != nil {
+		c.pending++
+		return false, nil
+	}
+	if sl.frame != nil {
+		c.touchWriteDeadline()
+		if _, err = c.w.bw.Write(sl.frame); err == nil {
+			err = c.w.bw.Flush()
+		}
+	}
+	c.s.metrics.observe(sl.api.key, sl.start)
+	if err != nil {
+		c.fail(err)
+	}
+	return true, err
+}
+
+// writtenOne is the writer's count-down of pending.
+func (c *conn) writtenOne() {
+	c.wmu.Lock()
+	c.pending--
+	c.wmu.Unlock()
+}
+
 func (c *conn) enqueue(sl *slot) error {
 	select {
 	case c.queue <- sl:
@@ -291,10 +338,12 @@ func (c *conn) writeLoop() {
 			if sl.spliced != nil {
 				sl.spliced.release()
 			}
+			c.writtenOne()
 			continue
 		}
 		if sl.err != nil {
 			dead = c.fail(sl.err)
+			c.writtenOne()
 			continue
 		}
 		c.touchWriteDeadline()
@@ -313,6 +362,7 @@ func (c *conn) writeLoop() {
 		if err != nil {
 			dead = c.fail(err)
 		}
+		c.writtenOne()
 	}
 	if !dead {
 		c.flush()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -36,6 +37,7 @@ func FuzzDispatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		a, peer := net.Pipe()
 		defer peer.Close()
+		go io.Copy(io.Discard, peer) // responses written directly by dispatch
 		c := newConn(b.srv, a)
 		defer c.close()
 		err := c.dispatch(append([]byte(nil), frame...), time.Now())

@@ -119,6 +119,10 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 					s.log.Error("opening partition log failed", zap.String("topic", t.Name), zap.Int("partition", i), zap.Error(err))
 				} else {
 					p.log = l
+					// Single node: this broker is the whole ISR, so every
+					// record in the log is committed. The HW checkpoint may
+					// be stale after a crash (kill -9); the HW is the LEO.
+					l.SetHighWatermark(l.EndOffset())
 					s.openProducerState(t.Name, p)
 				}
 			}
