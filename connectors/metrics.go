@@ -21,6 +21,7 @@ import (
 //	weir_connector_lag_records        sink: records behind the partition ends; source: records in flight
 //	weir_connector_paused             1 while the task waits on backpressure
 //	weir_connector_commits_total      committed offsets or source positions
+//	weir_connector_events_total       noteworthy events by name (file_rotated, file_truncated, line_truncated, ...)
 
 // Metrics is one connector's view of the runtime's metric families.
 // Methods are safe for concurrent use.
@@ -36,7 +37,14 @@ type Metrics struct {
 	Paused      prometheus.Gauge
 
 	errors *prometheus.CounterVec
+	events *prometheus.CounterVec
 	name   string
+}
+
+// Event counts one noteworthy event that is not an error (a rotated or
+// truncated file, a cut line).
+func (m *Metrics) Event(name string) {
+	m.events.WithLabelValues(m.name, name).Inc()
 }
 
 // Error counts one error at stage (a short word: read, produce, write...).
@@ -49,6 +57,7 @@ func (m *Metrics) Error(stage string) {
 type MetricSet struct {
 	recordsIn, bytesIn, recordsOut, bytesOut *prometheus.CounterVec
 	errors, retries, deadLetters, commits    *prometheus.CounterVec
+	events                                   *prometheus.CounterVec
 	lag, paused                              *prometheus.GaugeVec
 
 	mu  sync.Mutex
@@ -77,13 +86,14 @@ func NewMetricSet(reg prometheus.Registerer) *MetricSet {
 		retries:     c("retries_total", "Retried calls or items."),
 		deadLetters: c("dead_letters_total", "Records sent to the dead-letter topic."),
 		commits:     c("commits_total", "Committed consumer offsets or source positions."),
+		events:      c("events_total", "Noteworthy events that are not errors, by name.", "event"),
 		lag:         g("lag_records", "Sinks: records behind the partition ends. Sources: records not yet acknowledged."),
 		paused:      g("paused", "1 while the task waits on backpressure."),
 		per:         map[string]*Metrics{},
 	}
 	if reg != nil {
 		for _, col := range []prometheus.Collector{s.recordsIn, s.bytesIn, s.recordsOut, s.bytesOut,
-			s.errors, s.retries, s.deadLetters, s.commits, s.lag, s.paused} {
+			s.errors, s.retries, s.deadLetters, s.commits, s.events, s.lag, s.paused} {
 			reg.MustRegister(col)
 		}
 	}
@@ -108,6 +118,7 @@ func (s *MetricSet) For(name string) *Metrics {
 		Lag:         s.lag.WithLabelValues(name),
 		Paused:      s.paused.WithLabelValues(name),
 		errors:      s.errors,
+		events:      s.events,
 		name:        name,
 	}
 	s.per[name] = m
@@ -117,3 +128,13 @@ func (s *MetricSet) For(name string) *Metrics {
 // NewTestMetrics returns unregistered metrics for name, for connector unit
 // tests that drive a Source or Sink without a runtime.
 func NewTestMetrics(name string) *Metrics { return NewMetricSet(nil).For(name) }
+
+// ErrorCounter returns the counter behind Error(stage).
+func (m *Metrics) ErrorCounter(stage string) prometheus.Counter {
+	return m.errors.WithLabelValues(m.name, stage)
+}
+
+// EventCounter returns the counter behind Event(name).
+func (m *Metrics) EventCounter(name string) prometheus.Counter {
+	return m.events.WithLabelValues(m.name, name)
+}
