@@ -135,3 +135,5 @@ func appendLines(t *testing.T, path, prefix string, from, to int) {
 }
 
 func (e *env) path(name string) string { return filepath.Join(e.dir, name) }
+
+func newSerde(cl *sr.Client) *schemas.Serde { return schemas.NewSerde(registry.ClientSource(cl)) }

@@ -1,0 +1,211 @@
+package file
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/sr"
+	"go.uber.org/zap"
+
+	"weir/connectors"
+	"weir/internal/testbroker"
+)
+
+// The child process of TestKillDashNine runs the file source against the
+// test's broker until it is killed (re-exec of the test binary).
+func TestMain(m *testing.M) {
+	if os.Getenv("WEIR_FILE_CHILD") != "" {
+		os.Exit(childMain())
+	}
+	os.Exit(m.Run())
+}
+
+func childMain() int {
+	lg, _ := zap.NewProduction()
+	cl, err := sr.NewClient(sr.URLs(os.Getenv("WEIR_REGISTRY")))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	src, err := New(Options{Topic: "e2e", Include: []string{filepath.Join(os.Getenv("WEIR_DIR"), "*.log*")},
+		Encoder: &AvroEncoder{Registry: cl}, RescanInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+		RotateWait: 2 * time.Second})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+	rt := &connectors.Runtime{Brokers: []string{os.Getenv("WEIR_BROKER")}, Logger: lg}
+	if err := rt.RunSource(ctx, "e2e", src, connectors.SourceOptions{Topic: "e2e", CommitInterval: 500 * time.Millisecond}); err != nil {
+		lg.Error("source failed", zap.Error(err))
+		return 1
+	}
+	return 0
+}
+
+func TestKillDashNineExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000,000 lines")
+	}
+	b := testbroker.Start(t)
+	reg := b.Registry(t)
+	dir := t.TempDir()
+	logDir := t.TempDir()
+	b.CreateTopic("e2e", 4, nil)
+	start := func(n int) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "WEIR_FILE_CHILD=1", "WEIR_BROKER="+b.Addr, "WEIR_REGISTRY="+reg, "WEIR_DIR="+dir)
+		f, err := os.Create(filepath.Join(logDir, fmt.Sprintf("child%d.log", n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr, cmd.Stdout = f, f
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); f.Close() })
+		return cmd
+	}
+	adm := kadm.NewClient(b.Client())
+	records := func() int64 {
+		ends, err := adm.ListEndOffsets(context.Background(), "e2e")
+		if err != nil {
+			return -1
+		}
+		var n int64
+		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+		return n
+	}
+	const files, perFile, rotateEvery = 4, 250_000, 40_000
+	written := make(chan error, 1)
+	go func() { written <- writeApp(dir, files, perFile, rotateEvery) }()
+
+	child := start(0)
+	for kill := 1; kill <= 2; kill++ {
+		target := int64(kill * 300_000)
+		testbroker.CheckFor(t, 120*time.Second, func() error {
+			if n := records(); n < target {
+				return fmt.Errorf("%d records, waiting for %d before kill -9", n, target)
+			}
+			return nil
+		})
+		child.Process.Signal(syscall.SIGKILL)
+		child.Wait()
+		t.Logf("killed the source with -9 at %d records", records())
+		child = start(kill)
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	total := int64(files * perFile)
+	testbroker.CheckFor(t, 180*time.Second, func() error {
+		if n := records(); n < total {
+			return fmt.Errorf("%d of %d records", n, total)
+		}
+		return nil
+	})
+	// Stop cleanly, then check the topic holds every line exactly once.
+	child.Process.Signal(syscall.SIGTERM)
+	if err := child.Wait(); err != nil {
+		t.Errorf("child exit: %v", err)
+	}
+	e := &env{t: t, b: b, reg: reg}
+	cl, _ := sr.NewClient(sr.URLs(reg))
+	e.serd = newSerde(cl)
+	evs := e.events("e2e")
+	seen := make(map[string]int, len(evs))
+	for _, ev := range evs {
+		seen[ev.Message]++
+	}
+	missing, dups := 0, 0
+	for f := 0; f < files; f++ {
+		for i := 0; i < perFile; i++ {
+			switch seen[appLine(f, i)] {
+			case 0:
+				missing++
+			case 1:
+			default:
+				dups++
+			}
+		}
+	}
+	if missing > 0 || dups > 0 || len(evs) != int(total) {
+		t.Fatalf("%d events for %d lines: %d missing, %d duplicated (child logs in %s)", len(evs), total, missing, dups, logDir)
+	}
+}
+
+func appLine(f, i int) string {
+	return fmt.Sprintf("app%d %07d lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod", f, i)
+}
+
+// writeApp writes perFile lines to each of files log files, rotating each
+// every rotateEvery lines, alternately by rename and by copytruncate.
+func writeApp(dir string, files, perFile, rotateEvery int) error {
+	out := make([]*os.File, files)
+	path := func(f int) string { return filepath.Join(dir, fmt.Sprintf("app%d.log", f)) }
+	for f := range out {
+		var err error
+		if out[f], err = os.OpenFile(path(f), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			return err
+		}
+	}
+	rot := 0
+	const chunk = 1000
+	for i := 0; i < perFile; i += chunk {
+		for f := 0; f < files; f++ {
+			var b []byte
+			for j := i; j < i+chunk && j < perFile; j++ {
+				b = append(b, appLine(f, j)...)
+				b = append(b, '\n')
+			}
+			if _, err := out[f].Write(b); err != nil {
+				return err
+			}
+			if (i+chunk)%rotateEvery != 0 {
+				continue
+			}
+			rot++
+			rotated := fmt.Sprintf("%s.%d", path(f), rot)
+			if rot%2 == 0 { // rename, then a new file
+				if err := os.Rename(path(f), rotated); err != nil {
+					return err
+				}
+				out[f].Close()
+				var err error
+				if out[f], err = os.OpenFile(path(f), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+					return err
+				}
+				continue
+			}
+			// copytruncate (the copy appears atomically under its name)
+			data, err := os.ReadFile(path(f))
+			if err != nil {
+				return err
+			}
+			tmp := filepath.Join(dir, fmt.Sprintf("copy%d.tmp", rot))
+			if err := os.WriteFile(tmp, data, 0o644); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, rotated); err != nil {
+				return err
+			}
+			if err := out[f].Truncate(0); err != nil {
+				return err
+			}
+		}
+		time.Sleep(8 * time.Millisecond)
+	}
+	for _, f := range out {
+		f.Close()
+	}
+	return nil
+}
