@@ -1,0 +1,64 @@
+// Package elasticsearch is weir's Elasticsearch sink: it bulk-indexes
+// records from topics into Elasticsearch 7.x and 8.x and OpenSearch with
+// go-elasticsearch/v8's esutil.BulkIndexer, and registers the
+// "elasticsearch" kind in connectors.Default.
+//
+// # Records to bulk actions
+//
+//   - Value: Confluent-framed Avro (magic byte 0; decoded with the schema
+//     registry at schema_registry_url, unions unwrapped, timestamps as RFC
+//     3339) or JSON passed through (re-compacted only when it spans lines).
+//   - Index: a template (template.go): literal text, %{[field][sub]} or
+//     %{field.sub} from the document, %{+2006.01.02} for the event time in
+//     UTC (Go layout; yyyy MM dd HH mm ss also work), and
+//     %{[@metadata][topic]}, [partition], [key]. The event time is
+//     timestamp_field of the document (RFC 3339 or epoch ms) or else the
+//     record timestamp. A missing field dead-letters the record.
+//   - _id: the record key (id_from = key, default), a document field
+//     (id_from = field) or none (server-assigned; re-deliveries then
+//     duplicate). With an _id, re-delivery after a restart overwrites, so
+//     at-least-once delivery leaves exactly one document.
+//   - A tombstone (null value) deletes _id = key; deleting a missing
+//     document counts as done.
+//   - data_stream = true writes with the create op and adds @timestamp
+//     (event time) when the document has none.
+//   - version_type = external|external_gte sends version_field (or the
+//     version_header, decimal) with every index and delete: the server
+//     keeps the highest version, so replays and reordering never regress a
+//     document or resurrect a deleted one. A 409 version conflict means the
+//     server already holds that version or a newer one: done, not an error.
+//     Likewise a 409 for create with an _id means the document exists.
+//
+// # Results, retries, dead letters (indexer.go)
+//
+// Every bulk item's result is read. Retryable items (status 429,
+// es_rejected_execution_exception, circuit_breaking_exception, 5xx) are
+// sent again inside Flush after an exponential backoff with full jitter
+// (retry_initial doubling to retry_max), at most max_retries times, then
+// dead-lettered with the last error. Other rejections (mapping conflicts,
+// 400s) are dead-lettered at once with the server's error (*ItemError:
+// status, type, reason, caused_by). When the whole bulk request fails
+// because the server is unreachable or overloaded (no answer, HTTP
+// 429/502/503/504) nothing is dead-lettered: Flush returns an error
+// wrapping connectors.ErrRetriable, keeps the items and sends them again
+// on the next Flush, so the runtime backs off and never commits past
+// them. Flush returns nil only when every record written so far is stored
+// or dead-lettered: the runtime's condition for committing offsets.
+//
+// Bulk workers run concurrently, so two actions on the same document are
+// never in flight together: a second one waits for the first (keeps
+// per-document order; costs a round trip per collision, which only hot
+// keys pay). A retried action that a newer action on the same document
+// has superseded is dropped.
+//
+// # Servers
+//
+// go-elasticsearch v8 refuses servers that do not send
+// "X-Elastic-Product: Elasticsearch" (OpenSearch, Elasticsearch before
+// 7.14). client.go's transport asks such a server GET / once and adds the
+// header only when it is OpenSearch or Elasticsearch 7.x; anything else is
+// refused with ErrUnsupportedServer. The v8 compatibility header is never
+// sent, so 7.x and OpenSearch accept the requests. Auth: basic, API key;
+// TLS with a CA file or (tests only) without verification; gzip bodies
+// with compress = true.
+package elasticsearch
