@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -94,6 +95,8 @@ type Partition struct {
 	snapping   bool           // an async snapshot write is running
 	snapDone   sync.WaitGroup // async snapshot writes
 	snapMu     sync.Mutex     // serializes snapshot file writes
+
+	duplicates atomic.Int64 // duplicates answered
 
 	// stats of the last load, for tests and logs
 	loadedFrom     int64 // snapshot offset used, -1 if none
@@ -235,6 +238,7 @@ func (p *Partition) Append(records []byte, appendFn func() (log.AppendInfo, erro
 		if m.LogAppendTime {
 			info.LogAppendTime = m.Timestamp
 		}
+		p.duplicates.Add(1)
 		return Result{Info: info, Duplicate: true}, nil
 	}
 	info, err := appendFn()
@@ -384,6 +388,9 @@ func (p *Partition) Producer(id int64) (Producer, bool) {
 	defer p.mu.Unlock()
 	return p.state.Producer(id)
 }
+
+// Duplicates is how many appends were answered as duplicates since open.
+func (p *Partition) Duplicates() int64 { return p.duplicates.Load() }
 
 // NumProducers is the number of producers tracked.
 func (p *Partition) NumProducers() int {

@@ -142,6 +142,9 @@ func TestPartitionDedupAndOrder(t *testing.T) {
 	if end := f.l.EndOffset(); end != 9 {
 		t.Fatalf("log end %d, want 9: a duplicate was appended", end)
 	}
+	if n := f.p.Duplicates(); n != 2 {
+		t.Fatalf("Duplicates() = %d, want 2", n)
+	}
 	_, err := f.append(makeBatch(7, 0, 9, 1, 103))
 	if code, _ := KafkaCode(err); !errors.Is(err, ErrOutOfOrderSequence) || code != 45 {
 		t.Fatalf("gap: err %v code %d", err, code)

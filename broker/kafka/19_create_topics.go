@@ -1,0 +1,192 @@
+package kafka
+
+// CreateTopics (key 19), versions 0-7.
+//
+// Each topic is checked and created on its own (one failing topic does not
+// fail the others):
+//
+//   - a name given twice in one request: INVALID_REQUEST for each;
+//   - an illegal name (or one colliding with an existing name up to '.'/'_'):
+//     INVALID_TOPIC_EXCEPTION; an existing one: TOPIC_ALREADY_EXISTS;
+//   - num_partitions -1 and replication_factor -1 take num.partitions and
+//     default.replication.factor (v4+); 0 or below -1: INVALID_PARTITIONS /
+//     INVALID_REPLICATION_FACTOR; a factor above the number of brokers:
+//     INVALID_REPLICATION_FACTOR;
+//   - an explicit replica assignment excludes num_partitions and
+//     replication_factor (INVALID_REQUEST otherwise). weir places replicas
+//     itself (round robin over the brokers, the first replica leading), so
+//     an assignment is accepted only when it is that placement (always, on
+//     a single node with a valid one), else INVALID_REPLICA_ASSIGNMENT;
+//   - configs are Kafka topic configs checked by broker/topicconfig
+//     (unknown names, bad values, null values: INVALID_CONFIG naming the key);
+//   - validate_only (v1+) runs every check and creates nothing.
+//
+// Creation is synchronous: when the response is sent the topic's partition
+// logs are open. The timeout is not needed and ignored. v5+ responses carry
+// the partition count, replication factor and the topic's configs (as
+// DescribeConfigs would list them, without synonyms); v7 the topic id.
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"weir/broker/metadata"
+	"weir/broker/topicconfig"
+)
+
+func init() { register(kmsg.CreateTopics.Int16(), 0, 7, handleCreateTopics) }
+
+func handleCreateTopics(s *Server, r *Request) (kmsg.Response, error) {
+	req := r.Kmsg.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+
+	count := make(map[string]int, len(req.Topics))
+	for _, t := range req.Topics {
+		count[t.Topic]++
+	}
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		st.NumPartitions, st.ReplicationFactor = -1, -1
+		var kerrv *kafkaError
+		if count[rt.Topic] > 1 {
+			kerrv = kafkaErr(kerr.InvalidRequest, "create topics request contains multiple entries for topic %q", rt.Topic)
+		} else {
+			var t *metadata.Topic
+			var res topicconfig.Resolved
+			t, res, kerrv = s.createTopic(r, rt, req.ValidateOnly)
+			if kerrv == nil {
+				st.TopicID = t.ID
+				st.NumPartitions = int32(len(t.Partitions))
+				st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
+				for _, e := range res.Describe(nil, false, false) {
+					c := kmsg.NewCreateTopicsResponseTopicConfig()
+					c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.Sensitive
+					st.Configs = append(st.Configs, c)
+				}
+			}
+		}
+		st.ErrorCode = kerrv.codeOrZero()
+		st.ErrorMessage = kerrv.msgPtr()
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+// createTopic checks one topic of a CreateTopics request and creates it
+// (or only checks it when validateOnly).
+func (s *Server) createTopic(r *Request, rt *kmsg.CreateTopicsRequestTopic, validateOnly bool) (*metadata.Topic, topicconfig.Resolved, *kafkaError) {
+	bc := s.cfg.BrokerConfig
+	fail := func(e *kafkaError) (*metadata.Topic, topicconfig.Resolved, *kafkaError) {
+		return nil, topicconfig.Resolved{}, e
+	}
+	if err := metadata.ValidateTopicName(rt.Topic); err != nil {
+		return fail(kafkaErr(kerr.InvalidTopicException, "%v", err))
+	}
+	configs := make(map[string]string, len(rt.Configs))
+	for _, c := range rt.Configs {
+		if c.Value == nil {
+			return fail(kafkaErr(kerr.InvalidConfig, "null value not supported for topic config %s", c.Name))
+		}
+		configs[strings.Clone(c.Name)] = strings.Clone(*c.Value) // the request aliases the read buffer
+	}
+	res, err := bc.Resolve(configs)
+	if err != nil {
+		return fail(configError(err))
+	}
+
+	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
+	if len(rt.ReplicaAssignment) > 0 {
+		if partitions != -1 || rf != -1 {
+			return fail(kafkaErr(kerr.InvalidRequest, "both num_partitions or replication_factor and replica_assignment were set for topic %q; both cannot be used at the same time", rt.Topic))
+		}
+		var kerrv *kafkaError
+		partitions, rf, kerrv = s.checkAssignment(rt)
+		if kerrv != nil {
+			return fail(kerrv)
+		}
+	}
+	switch {
+	case partitions == -1:
+		partitions = bc.NumPartitions()
+	case partitions <= 0:
+		return fail(kafkaErr(kerr.InvalidPartitions, "number of partitions must be larger than 0 (topic %q asked for %d)", rt.Topic, partitions))
+	}
+	switch {
+	case rf == -1:
+		rf = bc.DefaultReplicationFactor()
+	case rf <= 0:
+		return fail(kafkaErr(kerr.InvalidReplicationFactor, "replication factor must be larger than 0 (topic %q asked for %d)", rt.Topic, rf))
+	}
+	if n := len(s.meta.Image().Brokers()); int(rf) > n {
+		return fail(kafkaErr(kerr.InvalidReplicationFactor, "unable to replicate topic %q %d time(s): only %d broker(s) are registered", rt.Topic, rf, n))
+	}
+
+	t, err := s.meta.CreateTopic(r.Ctx, metadata.TopicSpec{
+		Name:              strings.Clone(rt.Topic),
+		Partitions:        partitions,
+		ReplicationFactor: rf,
+		Configs:           res.Overrides(),
+		ValidateOnly:      validateOnly,
+	})
+	if err != nil {
+		return fail(metadataError(err))
+	}
+	if !validateOnly {
+		s.logAdminChange("topic created", r, zap.String("topic", t.Name), zap.Int32("partitions", partitions),
+			zap.Int16("replication_factor", rf), zap.Any("configs", res.Overrides()))
+	}
+	return t, res, nil
+}
+
+// checkAssignment validates an explicit replica assignment and returns the
+// partition count and replication factor it implies. weir accepts only the
+// placement it would choose itself (see the file comment).
+func (s *Server) checkAssignment(rt *kmsg.CreateTopicsRequestTopic) (int32, int16, *kafkaError) {
+	brokers := s.meta.Image().Brokers()
+	known := make(map[int32]bool, len(brokers))
+	for _, b := range brokers {
+		known[b.NodeID] = true
+	}
+	byPartition := make(map[int32][]int32, len(rt.ReplicaAssignment))
+	rf := len(rt.ReplicaAssignment[0].Replicas)
+	for _, a := range rt.ReplicaAssignment {
+		if _, dup := byPartition[a.Partition]; dup {
+			return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "partition %d of topic %q is assigned twice", a.Partition, rt.Topic)
+		}
+		if len(a.Replicas) == 0 || len(a.Replicas) != rf {
+			return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "all partitions of topic %q must have the same, non-zero number of replicas", rt.Topic)
+		}
+		seen := map[int32]bool{}
+		for _, id := range a.Replicas {
+			if !known[id] {
+				return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "partition %d of topic %q is assigned to unknown broker %d", a.Partition, rt.Topic, id)
+			}
+			if seen[id] {
+				return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "partition %d of topic %q lists broker %d twice", a.Partition, rt.Topic, id)
+			}
+			seen[id] = true
+		}
+		byPartition[a.Partition] = a.Replicas
+	}
+	n := int32(len(byPartition))
+	want, err := metadata.Assign(brokers, 0, n, int16(rf))
+	if err != nil {
+		return 0, 0, metadataError(err)
+	}
+	for p := int32(0); p < n; p++ {
+		got, ok := byPartition[p]
+		if !ok {
+			return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "partitions of topic %q must be numbered 0 to %d; %d is missing", rt.Topic, n-1, p)
+		}
+		if !slices.Equal(got, want[p].Replicas) {
+			return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "weir places replicas itself: partition %d of topic %q would be on %v, not %v", p, rt.Topic, want[p].Replicas, got)
+		}
+	}
+	return n, int16(rf), nil
+}
