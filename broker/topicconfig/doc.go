@@ -10,8 +10,12 @@
 //
 //	broker := topicconfig.Defaults()            // or NewBroker(static) from flags
 //	res, err := broker.Resolve(overrides)        // validates names and values
-//	logCfg := res.LogConfig()                    // broker/log.Config for the partition
+//	res.RetentionMs, res.Compact, ...            // typed effective values
 //	entries := res.Describe(nil, true, true)     // DescribeConfigs entries
+//	next, err := broker.ApplyOps(overrides, ops) // IncrementalAlterConfigs
+//
+// The conversion of a Resolved to broker/log's Config lives with its user,
+// the partition table in broker/kafka (logConfig).
 //
 // Errors wrap ErrUnknownConfig (a name Kafka does not accept for topics) or
 // ErrInvalidValue (a value that does not parse, is out of range, or conflicts
