@@ -21,6 +21,7 @@ import (
 	"weir/broker/log/vfs"
 	"weir/broker/metadata"
 	"weir/broker/topicconfig"
+	"weir/broker/txn"
 )
 
 type brokerFlags struct {
@@ -140,6 +141,14 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 	kcfg.Logger = lg.Named("kafka")
 	kcfg.Registerer = reg
 	srv, err := kafka.New(kcfg)
+	if err == nil {
+		// Producer ids are reserved in blocks persisted in the data
+		// directory, so an id is never handed out twice across restarts.
+		var pids *txn.FileBlockStore
+		if pids, err = txn.OpenFileBlockStore(vfs.OS, f.dataDir); err == nil {
+			err = srv.SetProducerIDStore(pids)
+		}
+	}
 	if err == nil {
 		err = srv.Start()
 	}
