@@ -6,7 +6,9 @@
 //	          plus the Go runtime and process collectors registered here;
 //	/healthz  200 "ok" while the process is alive and serving HTTP;
 //	/readyz   200 "ready" when the caller's readiness func returns nil,
-//	          503 with the func's error text otherwise.
+//	          503 with the func's error text otherwise;
+//	/debug/pprof/  Go's net/http/pprof profiles (cpu, heap, goroutine,
+//	          mutex, block, trace) for profiling a running broker.
 //
 // Later components (schema registry REST, admin REST, the web console) mount
 // their own handlers with Server.Handle before or after Start.

@@ -110,6 +110,21 @@ func TestHandleMountsExtraHandlers(t *testing.T) {
 	}
 }
 
+func TestPprofServed(t *testing.T) {
+	s := startServer(t, Config{})
+	base := "http://" + s.Addr()
+	if code, body := get(t, base+"/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Fatalf("/debug/pprof/ = %d %q", code, body)
+	}
+	code, body := get(t, base+"/debug/pprof/goroutine?debug=1")
+	if code != 200 || !strings.Contains(body, "goroutine profile:") {
+		t.Fatalf("/debug/pprof/goroutine = %d %q", code, body)
+	}
+	if code, body := get(t, base+"/debug/pprof/profile?seconds=1"); code != 200 || len(body) == 0 {
+		t.Fatalf("/debug/pprof/profile = %d, %d bytes", code, len(body))
+	}
+}
+
 func TestSharedRegistryTwice(t *testing.T) {
 	// Two servers (e.g. a restart in one process) may share a registry.
 	reg := prometheus.NewRegistry()
