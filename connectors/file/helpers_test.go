@@ -96,8 +96,8 @@ func (e *env) events(topic string) []event {
 		m := v.(map[string]any)
 		ev := event{File: m["file"].(string), Message: m["message"].(string), Offset: m["offset"].(int64),
 			Truncated: m["truncated"].(bool), Host: m["host"].(string)}
-		if f, ok := m["fields"].(map[string]any); ok {
-			ev.Fields = f
+		if u, ok := m["fields"].(map[string]any); ok { // union {"map": {...}}
+			ev.Fields, _ = u["map"].(map[string]any)
 		}
 		out = append(out, ev)
 	}
@@ -137,3 +137,19 @@ func appendLines(t *testing.T, path, prefix string, from, to int) {
 func (e *env) path(name string) string { return filepath.Join(e.dir, name) }
 
 func newSerde(cl *sr.Client) *schemas.Serde { return schemas.NewSerde(registry.ClientSource(cl)) }
+
+func fmtAny(v any) string { return fmt.Sprintf("%v", v) }
+
+// waitFor waits until ok holds for the events of topic and returns them.
+func (e *env) waitFor(topic string, ok func([]event) bool) []event {
+	e.t.Helper()
+	var evs []event
+	testbroker.CheckFor(e.t, 60*time.Second, func() error {
+		evs = e.events(topic)
+		if !ok(evs) {
+			return fmt.Errorf("%d events, condition not met", len(evs))
+		}
+		return nil
+	})
+	return evs
+}

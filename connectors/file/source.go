@@ -188,6 +188,13 @@ func (s *Source) emit(t *tracked, msg []byte, start, end int64, truncated bool) 
 	if !utf8.Valid(msg) {
 		s.m.Event("invalid_utf8")
 		msg = bytes.ToValidUTF8(msg, []byte("\uFFFD"))
+		if len(msg) > s.o.MaxLineBytes { // replacements are 3 bytes each
+			cut := s.o.MaxLineBytes
+			for cut > 0 && !utf8.RuneStart(msg[cut]) {
+				cut--
+			}
+			msg, truncated = msg[:cut], true
+		}
 	}
 	need := len(msg) + len(t.path) + len(s.o.Host) + 96
 	for k, v := range s.o.Fields {
