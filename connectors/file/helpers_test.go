@@ -153,3 +153,28 @@ func (e *env) waitFor(topic string, ok func([]event) bool) []event {
 	})
 	return evs
 }
+
+func newSRClient(tb testing.TB, url string) *sr.Client {
+	cl, err := sr.NewClient(sr.URLs(url))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cl
+}
+
+func runBench(tb testing.TB, broker string, o Options) (stop func()) {
+	src, err := New(o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rt := &connectors.Runtime{Brokers: []string{broker}}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- rt.RunSource(ctx, "bench", src, connectors.SourceOptions{Topic: o.Topic}) }()
+	return func() {
+		cancel()
+		if err := <-errc; err != nil {
+			tb.Error(err)
+		}
+	}
+}
