@@ -5,9 +5,13 @@
 //
 // The metadata is a state machine. Every change is a Record (InitCluster,
 // RegisterBroker, CreateTopic, DeleteTopic, CreatePartitions,
-// AlterTopicConfig); Image.Apply validates a record against the current
-// image and returns the next image without doing any I/O. A Store decides
-// how records become durable:
+// AlterTopicConfig, ChangePartition — a partition's leader, leader epoch,
+// ISR and partition epoch — and FenceBroker); Image.Apply validates a
+// record against the current image and returns the next image without
+// doing any I/O. The Build* functions decide records from requests
+// (replica assignment over the live brokers, ISR changes checked against
+// the leader and partition epochs), so the single-node store and the
+// controller decide alike. A Store decides how records become durable:
 //
 //   - FileStore (single node, now): appends each record to
 //     <data-dir>/__weir_metadata.log, framed as
@@ -20,7 +24,7 @@
 //     torn tail and, when the file holds many superseded records, rewrites
 //     it as a snapshot (write temp file, fsync, rename).
 //
-//   - later, the controller puts the same records behind a hashicorp/raft
+//   - broker/controller puts the same records behind a hashicorp/raft
 //     quorum and applies them on every node in log order.
 //
 // Readers take an *Image (immutable, swapped atomically), so the Kafka

@@ -19,6 +19,19 @@ var (
 	ErrInvalidReplicationFactor = errors.New("invalid replication factor")
 	// ErrNoBrokers: an assignment was asked for before any broker registered.
 	ErrNoBrokers = errors.New("no registered brokers")
+	// ErrUnknownPartition: the topic has no such partition.
+	ErrUnknownPartition = errors.New("unknown partition")
+	// ErrUnknownBroker: the node id is not a registered broker.
+	ErrUnknownBroker = errors.New("unknown broker")
+	// ErrFencedLeaderEpoch: a partition change was asked for by a leader
+	// whose leader epoch is not the partition's current one.
+	ErrFencedLeaderEpoch = errors.New("fenced leader epoch")
+	// ErrStalePartitionEpoch: a partition change was decided against an
+	// older partition epoch than the current one.
+	ErrStalePartitionEpoch = errors.New("stale partition epoch")
+	// ErrInvalidISR: an ISR that is empty, not a subset of the replicas,
+	// lacks the leader, or adds a fenced broker.
+	ErrInvalidISR = errors.New("invalid in-sync replica set")
 	// ErrCorruptRecord: a stored or received record cannot be decoded.
 	ErrCorruptRecord = errors.New("corrupt metadata record")
 	// ErrClosed: the store is closed.

@@ -253,11 +253,17 @@ func (s *FileStore) InitCluster(ctx context.Context, id string) (string, error) 
 func (s *FileStore) RegisterBroker(ctx context.Context, b Broker) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur, ok := s.img.Load().Broker(b.NodeID); ok && cur.Host == b.Host && cur.Port == b.Port && eqRack(cur.Rack, b.Rack) {
+	if cur, ok := s.img.Load().Broker(b.NodeID); ok && SameRegistration(cur, b) {
 		return nil
 	}
 	_, err := s.proposeLocked(ctx, Record{Type: TypeRegisterBroker, RegisterBroker: &b})
 	return err
+}
+
+// SameRegistration reports whether a and b are the same registration
+// (address, rack and fencing).
+func SameRegistration(a, b Broker) bool {
+	return a.NodeID == b.NodeID && a.Host == b.Host && a.Port == b.Port && eqRack(a.Rack, b.Rack) && a.Fenced == b.Fenced
 }
 
 func eqRack(a, b *string) bool {
@@ -271,7 +277,7 @@ func eqRack(a, b *string) bool {
 func (s *FileStore) CreateTopic(ctx context.Context, spec TopicSpec) (*Topic, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, err := buildCreateTopic(s.img.Load(), spec)
+	r, err := BuildCreateTopic(s.img.Load(), spec)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +311,7 @@ func (s *FileStore) DeleteTopic(ctx context.Context, name string) (*Topic, error
 func (s *FileStore) CreatePartitions(ctx context.Context, name string, total int32) (*Topic, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, err := buildCreatePartitions(s.img.Load(), name, total)
+	r, err := BuildCreatePartitions(s.img.Load(), name, total)
 	if err != nil {
 		return nil, err
 	}
@@ -329,6 +335,22 @@ func (s *FileStore) AlterTopicConfig(ctx context.Context, name string, configs m
 	return t, nil
 }
 
+// AlterPartition changes a partition's ISR; see PartitionAlterer.
+func (s *FileStore) AlterPartition(ctx context.Context, req AlterPartition) (Partition, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := BuildAlterPartition(s.img.Load(), req)
+	if err != nil {
+		return Partition{}, err
+	}
+	img, err := s.proposeLocked(ctx, r)
+	if err != nil {
+		return Partition{}, err
+	}
+	p, _ := img.Partition(req.Topic, req.Partition)
+	return p, nil
+}
+
 // Close closes the file. Later writes fail with ErrClosed; Image keeps
 // working.
 func (s *FileStore) Close() error {
@@ -341,4 +363,7 @@ func (s *FileStore) Close() error {
 	return s.f.Close()
 }
 
-var _ Store = (*FileStore)(nil)
+var (
+	_ Store            = (*FileStore)(nil)
+	_ PartitionAlterer = (*FileStore)(nil)
+)

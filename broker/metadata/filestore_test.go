@@ -183,7 +183,7 @@ func TestTopicNameRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := buildCreateTopic(im, TopicSpec{Name: "a_b", Partitions: 1, ReplicationFactor: 1}); !errors.Is(err, ErrInvalidTopic) {
+	if _, err := BuildCreateTopic(im, TopicSpec{Name: "a_b", Partitions: 1, ReplicationFactor: 1}); !errors.Is(err, ErrInvalidTopic) {
 		t.Fatalf("colliding name: %v", err)
 	}
 }

@@ -13,14 +13,20 @@ type Broker struct {
 	Host   string  `json:"host"`
 	Port   int32   `json:"port"`
 	Rack   *string `json:"rack,omitempty"`
+	// Fenced brokers lead nothing and are not shown to clients; the
+	// controller fences a broker that stops heartbeating.
+	Fenced bool `json:"fenced,omitempty"`
 }
 
-// Partition is one partition's assignment.
+// Partition is one partition's assignment and leadership. Leader is -1
+// while the partition is offline. LeaderEpoch increases with every leader
+// change; PartitionEpoch with every change at all (leader or ISR).
 type Partition struct {
-	Leader      int32   `json:"leader"`
-	LeaderEpoch int32   `json:"leader_epoch"`
-	Replicas    []int32 `json:"replicas"`
-	ISR         []int32 `json:"isr"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch,omitempty"`
+	Replicas       []int32 `json:"replicas"`
+	ISR            []int32 `json:"isr"`
 }
 
 // Topic is a topic in an Image. Topics are immutable once in an image:
@@ -57,6 +63,33 @@ func (im *Image) Brokers() []Broker {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].NodeID < out[j].NodeID })
 	return out
+}
+
+// LiveBrokers returns the unfenced brokers sorted by node id.
+func (im *Image) LiveBrokers() []Broker {
+	all := im.Brokers()
+	out := all[:0]
+	for _, b := range all {
+		if !b.Fenced {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Live reports whether id is a registered, unfenced broker.
+func (im *Image) Live(id int32) bool {
+	b, ok := im.brokers[id]
+	return ok && !b.Fenced
+}
+
+// Partition returns one partition of a topic.
+func (im *Image) Partition(topic string, p int32) (Partition, bool) {
+	t, ok := im.topics[topic]
+	if !ok || p < 0 || int(p) >= len(t.Partitions) {
+		return Partition{}, false
+	}
+	return t.Partitions[p], true
 }
 
 // Broker returns the broker with the given node id.
@@ -172,10 +205,63 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		nt := *t
 		nt.Configs = cloneConfigs(ac.Configs)
 		next.topics, next.byID = im.withTopic(&nt)
+	case TypeChangePartition:
+		cp := r.ChangePartition
+		t, ok := im.topics[cp.Topic]
+		if !ok || (cp.ID != (UUID{}) && t.ID != cp.ID) {
+			return nil, fmt.Errorf("topic %q: %w", cp.Topic, ErrUnknownTopic)
+		}
+		if cp.Partition < 0 || int(cp.Partition) >= len(t.Partitions) {
+			return nil, fmt.Errorf("topic %q partition %d: %w", cp.Topic, cp.Partition, ErrUnknownPartition)
+		}
+		cur := t.Partitions[cp.Partition]
+		if err := checkChange(cur, cp); err != nil {
+			return nil, fmt.Errorf("topic %q partition %d: %w", cp.Topic, cp.Partition, err)
+		}
+		nt := *t
+		nt.Partitions = slices.Clone(t.Partitions)
+		nt.Partitions[cp.Partition] = Partition{
+			Leader: cp.Leader, LeaderEpoch: cp.LeaderEpoch, PartitionEpoch: cp.PartitionEpoch,
+			Replicas: cur.Replicas, ISR: slices.Clone(cp.ISR),
+		}
+		next.topics, next.byID = im.withTopic(&nt)
+	case TypeFenceBroker:
+		fb := r.FenceBroker
+		b, ok := im.brokers[fb.NodeID]
+		if !ok {
+			return nil, fmt.Errorf("broker %d: %w", fb.NodeID, ErrUnknownBroker)
+		}
+		b.Fenced = fb.Fenced
+		next.brokers = maps.Clone(im.brokers)
+		next.brokers[b.NodeID] = b
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %q", ErrCorruptRecord, r.Type)
 	}
 	return next, nil
+}
+
+// checkChange validates a partition change against the current state.
+func checkChange(cur Partition, cp *ChangePartition) error {
+	if cp.PartitionEpoch != cur.PartitionEpoch+1 {
+		return fmt.Errorf("%w: change for partition epoch %d, current %d", ErrStalePartitionEpoch, cp.PartitionEpoch-1, cur.PartitionEpoch)
+	}
+	if cp.LeaderEpoch < cur.LeaderEpoch {
+		return fmt.Errorf("%w: leader epoch %d < current %d", ErrFencedLeaderEpoch, cp.LeaderEpoch, cur.LeaderEpoch)
+	}
+	if len(cp.ISR) == 0 {
+		return fmt.Errorf("%w: empty", ErrInvalidISR)
+	}
+	seen := map[int32]bool{}
+	for _, id := range cp.ISR {
+		if !slices.Contains(cur.Replicas, id) || seen[id] {
+			return fmt.Errorf("%w: %v is not a set of replicas %v", ErrInvalidISR, cp.ISR, cur.Replicas)
+		}
+		seen[id] = true
+	}
+	if cp.Leader != -1 && !seen[cp.Leader] {
+		return fmt.Errorf("%w: leader %d not in %v", ErrInvalidISR, cp.Leader, cp.ISR)
+	}
+	return nil
 }
 
 // withTopic returns copies of the topic maps with t added or replaced.
@@ -213,7 +299,7 @@ func (im *Image) Records() []Record {
 func clonePartitions(ps []Partition) []Partition {
 	out := make([]Partition, len(ps))
 	for i, p := range ps {
-		out[i] = Partition{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR)}
+		out[i] = Partition{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR)}
 	}
 	return out
 }

@@ -17,6 +17,8 @@ const (
 	TypeDeleteTopic      RecordType = "delete_topic"
 	TypeCreatePartitions RecordType = "create_partitions"
 	TypeAlterTopicConfig RecordType = "alter_topic_config"
+	TypeChangePartition  RecordType = "change_partition"
+	TypeFenceBroker      RecordType = "fence_broker"
 )
 
 // Record is one metadata change. Exactly one of the pointer fields is set,
@@ -31,6 +33,8 @@ type Record struct {
 	DeleteTopic      *DeleteTopic      `json:"delete_topic,omitempty"`
 	CreatePartitions *CreatePartitions `json:"create_partitions,omitempty"`
 	AlterTopicConfig *AlterTopicConfig `json:"alter_topic_config,omitempty"`
+	ChangePartition  *ChangePartition  `json:"change_partition,omitempty"`
+	FenceBroker      *FenceBroker      `json:"fence_broker,omitempty"`
 }
 
 // InitCluster fixes the cluster id. It is the first record of a cluster and
@@ -69,6 +73,55 @@ type AlterTopicConfig struct {
 	Configs map[string]string `json:"configs"`
 }
 
+// ChangePartition sets one partition's leader, leader epoch and ISR (the
+// replicas do not change). PartitionEpoch must be the partition's current
+// partition epoch + 1, so a change decided against a stale image cannot
+// apply; LeaderEpoch must not go backwards. Leader -1 means offline (no
+// leader); otherwise the leader is a member of ISR. ISR is a non-empty
+// subset of the replicas.
+type ChangePartition struct {
+	Topic          string  `json:"topic"`
+	ID             UUID    `json:"id"`
+	Partition      int32   `json:"partition"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch"`
+	ISR            []int32 `json:"isr"`
+}
+
+// FenceBroker fences (Fenced=true) or unfences a registered broker. A
+// fenced broker leads nothing, takes no new replicas, and is left out of
+// the brokers clients are told about.
+type FenceBroker struct {
+	NodeID int32 `json:"node_id"`
+	Fenced bool  `json:"fenced"`
+}
+
+// EncodeRecords returns the JSON form of a batch of records (one Raft
+// log entry of the controller).
+func EncodeRecords(rs []Record) ([]byte, error) {
+	for _, r := range rs {
+		if err := r.check(); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(rs)
+}
+
+// DecodeRecords parses what EncodeRecords wrote.
+func DecodeRecords(b []byte) ([]Record, error) {
+	var rs []Record
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorruptRecord, err)
+	}
+	for _, r := range rs {
+		if err := r.check(); err != nil {
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
 // encodeRecord returns the JSON form of r.
 func encodeRecord(r Record) ([]byte, error) {
 	if err := r.check(); err != nil {
@@ -103,6 +156,8 @@ func (r Record) check() error {
 		{TypeDeleteTopic, r.DeleteTopic != nil},
 		{TypeCreatePartitions, r.CreatePartitions != nil},
 		{TypeAlterTopicConfig, r.AlterTopicConfig != nil},
+		{TypeChangePartition, r.ChangePartition != nil},
+		{TypeFenceBroker, r.FenceBroker != nil},
 	} {
 		if p.set {
 			set++

@@ -3,6 +3,7 @@ package metadata
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -33,6 +34,27 @@ type Store interface {
 	Watch(fn func(Change))
 }
 
+// PartitionAlterer is the optional Store capability a partition leader
+// uses to shrink or expand its ISR (Kafka's AlterPartition). It returns
+// the partition as it is after the change (which is then visible in
+// Image), or an error wrapping ErrFencedLeaderEpoch,
+// ErrStalePartitionEpoch (re-read the image and decide again),
+// ErrInvalidISR, ErrUnknownTopic or ErrUnknownPartition.
+type PartitionAlterer interface {
+	AlterPartition(ctx context.Context, req AlterPartition) (Partition, error)
+}
+
+// AlterPartition asks to set a partition's ISR; the leader sends it with
+// the leader and epochs as it knows them.
+type AlterPartition struct {
+	Topic          string  `json:"topic"`
+	Partition      int32   `json:"partition"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch"`
+	ISR            []int32 `json:"isr"`
+}
+
 // Change is one applied record with the images around it.
 type Change struct {
 	Record        Record
@@ -52,8 +74,9 @@ type TopicSpec struct {
 	ValidateOnly bool
 }
 
-// buildCreateTopic validates spec against im and returns the record.
-func buildCreateTopic(im *Image, spec TopicSpec) (Record, error) {
+// BuildCreateTopic validates spec against im and returns the record; the
+// replicas are spread over the live brokers.
+func BuildCreateTopic(im *Image, spec TopicSpec) (Record, error) {
 	if err := ValidateTopicName(spec.Name); err != nil {
 		return Record{}, err
 	}
@@ -66,7 +89,7 @@ func buildCreateTopic(im *Image, spec TopicSpec) (Record, error) {
 	if spec.Partitions < 1 {
 		return Record{}, fmt.Errorf("topic %q: %w: %d", spec.Name, ErrInvalidPartitions, spec.Partitions)
 	}
-	parts, err := Assign(im.Brokers(), 0, spec.Partitions, spec.ReplicationFactor)
+	parts, err := Assign(im.LiveBrokers(), 0, spec.Partitions, spec.ReplicationFactor)
 	if err != nil {
 		return Record{}, fmt.Errorf("topic %q: %w", spec.Name, err)
 	}
@@ -87,7 +110,9 @@ func checkCollision(im *Image, name string) error {
 	return nil
 }
 
-func buildCreatePartitions(im *Image, name string, total int32) (Record, error) {
+// BuildCreatePartitions validates growing a topic to total partitions and
+// returns the record; new replicas go to the live brokers.
+func BuildCreatePartitions(im *Image, name string, total int32) (Record, error) {
 	t, ok := im.Topic(name)
 	if !ok {
 		return Record{}, fmt.Errorf("topic %q: %w", name, ErrUnknownTopic)
@@ -97,9 +122,45 @@ func buildCreatePartitions(im *Image, name string, total int32) (Record, error) 
 		return Record{}, fmt.Errorf("topic %q: %w: asked for %d, it already has %d", name, ErrInvalidPartitions, total, have)
 	}
 	rf := int16(len(t.Partitions[0].Replicas))
-	parts, err := Assign(im.Brokers(), have, total-have, rf)
+	parts, err := Assign(im.LiveBrokers(), have, total-have, rf)
 	if err != nil {
 		return Record{}, fmt.Errorf("topic %q: %w", name, err)
 	}
 	return Record{Type: TypeCreatePartitions, CreatePartitions: &CreatePartitions{Name: name, Partitions: parts}}, nil
+}
+
+// BuildAlterPartition validates an ISR change asked for by a partition's
+// leader and returns the record. The leader and both epochs must be the
+// current ones; members added to the ISR must be live brokers.
+func BuildAlterPartition(im *Image, req AlterPartition) (Record, error) {
+	t, ok := im.Topic(req.Topic)
+	if !ok {
+		return Record{}, fmt.Errorf("topic %q: %w", req.Topic, ErrUnknownTopic)
+	}
+	if req.Partition < 0 || int(req.Partition) >= len(t.Partitions) {
+		return Record{}, fmt.Errorf("topic %q partition %d: %w", req.Topic, req.Partition, ErrUnknownPartition)
+	}
+	cur := t.Partitions[req.Partition]
+	name := fmt.Sprintf("%s-%d", req.Topic, req.Partition)
+	if req.Leader != cur.Leader || req.LeaderEpoch != cur.LeaderEpoch {
+		return Record{}, fmt.Errorf("%s: %w: leader %d epoch %d asked, current leader %d epoch %d",
+			name, ErrFencedLeaderEpoch, req.Leader, req.LeaderEpoch, cur.Leader, cur.LeaderEpoch)
+	}
+	if req.PartitionEpoch != cur.PartitionEpoch {
+		return Record{}, fmt.Errorf("%s: %w: asked for %d, current %d", name, ErrStalePartitionEpoch, req.PartitionEpoch, cur.PartitionEpoch)
+	}
+	for _, id := range req.ISR {
+		if !slices.Contains(cur.ISR, id) && !im.Live(id) {
+			return Record{}, fmt.Errorf("%s: %w: broker %d is not live", name, ErrInvalidISR, id)
+		}
+	}
+	cp := &ChangePartition{
+		Topic: req.Topic, ID: t.ID, Partition: req.Partition,
+		Leader: cur.Leader, LeaderEpoch: cur.LeaderEpoch, PartitionEpoch: cur.PartitionEpoch + 1,
+		ISR: slices.Clone(req.ISR),
+	}
+	if err := checkChange(cur, cp); err != nil {
+		return Record{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return Record{Type: TypeChangePartition, ChangePartition: cp}, nil
 }

@@ -1,0 +1,104 @@
+package controller
+
+import (
+	"fmt"
+	"maps"
+
+	"weir/broker/metadata"
+)
+
+// Command kinds: the metadata changes any broker can ask the leader for.
+const (
+	KindCreateTopic      = "create_topic"
+	KindDeleteTopic      = "delete_topic"
+	KindCreatePartitions = "create_partitions"
+	KindAlterTopicConfig = "alter_topic_config"
+	KindAlterPartition   = "alter_partition"
+)
+
+// Command is one request to the controller leader (RPC "Command").
+type Command struct {
+	Kind    string                   `json:"kind"`
+	Spec    *metadata.TopicSpec      `json:"spec,omitempty"`
+	Name    string                   `json:"name,omitempty"`
+	Total   int32                    `json:"total,omitempty"`
+	Configs map[string]string        `json:"configs,omitempty"`
+	Alter   *metadata.AlterPartition `json:"alter,omitempty"`
+}
+
+// CommandReply is the leader's answer: the Raft index of the entry that
+// holds the change (wait for it to apply locally before reading the
+// image), or an error; Topic for topic commands (the topic as created, or
+// as it was before deletion).
+type CommandReply struct {
+	Index uint64          `json:"index"`
+	Err   *WireError      `json:"err,omitempty"`
+	Topic *metadata.Topic `json:"topic,omitempty"`
+}
+
+// HeartbeatArgs is a broker's periodic heartbeat, carrying its
+// registration (RPC "Heartbeat").
+type HeartbeatArgs struct {
+	Broker       metadata.Broker `json:"broker"`
+	ShuttingDown bool            `json:"shutting_down,omitempty"`
+}
+
+// HeartbeatReply tells the broker whether it is fenced after the
+// heartbeat was processed, and the index of the entry that changed it.
+type HeartbeatReply struct {
+	Fenced bool       `json:"fenced"`
+	Index  uint64     `json:"index"`
+	Err    *WireError `json:"err,omitempty"`
+}
+
+// planCommand decides the records of one command against im. The reply's
+// Index is filled in by the caller.
+func planCommand(im *metadata.Image, c Command) ([]metadata.Record, *metadata.Topic, error) {
+	switch c.Kind {
+	case KindCreateTopic:
+		if c.Spec == nil {
+			return nil, nil, fmt.Errorf("controller: %s without a spec", c.Kind)
+		}
+		r, err := metadata.BuildCreateTopic(im, *c.Spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		ct := r.CreateTopic
+		t := &metadata.Topic{Name: ct.Name, ID: ct.ID, Partitions: ct.Partitions, Configs: ct.Configs}
+		if c.Spec.ValidateOnly {
+			return nil, t, nil
+		}
+		return []metadata.Record{r}, t, nil
+	case KindDeleteTopic:
+		t, ok := im.Topic(c.Name)
+		if !ok {
+			return nil, nil, fmt.Errorf("topic %q: %w", c.Name, metadata.ErrUnknownTopic)
+		}
+		return []metadata.Record{{Type: metadata.TypeDeleteTopic, DeleteTopic: &metadata.DeleteTopic{Name: t.Name, ID: t.ID}}}, t, nil
+	case KindCreatePartitions:
+		r, err := metadata.BuildCreatePartitions(im, c.Name, c.Total)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []metadata.Record{r}, nil, nil
+	case KindAlterTopicConfig:
+		if _, ok := im.Topic(c.Name); !ok {
+			return nil, nil, fmt.Errorf("topic %q: %w", c.Name, metadata.ErrUnknownTopic)
+		}
+		cfg := maps.Clone(c.Configs)
+		if cfg == nil {
+			cfg = map[string]string{}
+		}
+		return []metadata.Record{{Type: metadata.TypeAlterTopicConfig, AlterTopicConfig: &metadata.AlterTopicConfig{Name: c.Name, Configs: cfg}}}, nil, nil
+	case KindAlterPartition:
+		if c.Alter == nil {
+			return nil, nil, fmt.Errorf("controller: %s without a request", c.Kind)
+		}
+		r, err := metadata.BuildAlterPartition(im, *c.Alter)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []metadata.Record{r}, nil, nil
+	}
+	return nil, nil, fmt.Errorf("controller: unknown command %q", c.Kind)
+}

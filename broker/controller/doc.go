@@ -1,0 +1,42 @@
+// Package controller is weir's metadata quorum: the cluster metadata of
+// broker/metadata put behind a hashicorp/raft log (bbolt storage through
+// raft-boltdb/v2), run by every broker started with --controller-voters.
+// A broker without voters does not use this package: its
+// metadata.FileStore is a one-node quorum.
+//
+// Every node applies every committed entry to its own metadata.Image (the
+// Raft FSM), so each broker answers Metadata from its current view and
+// follows changes through metadata.Store.Watch ("brokers follow the
+// replicated metadata log"). The Raft leader is the controller: it alone
+// decides records.
+//
+// File map:
+//
+//	node.go       Node: Raft setup, metadata.Store over the quorum (writes go
+//	              to the leader and return once applied locally), the
+//	              broker's heartbeat loop, controlled shutdown
+//	leader.go     the controller loop on the leader: commands, heartbeats
+//	              and liveness ticks taken in batches, planned against the
+//	              image, proposed as one Raft entry per batch
+//	planner.go    pure election/fencing rules (no I/O): FenceBroker,
+//	              UnfenceBroker, RegisterBroker, PreferredLeaders,
+//	              ShuttingDownLeaders
+//	commands.go   the commands brokers send (create/delete topic, create
+//	              partitions, alter config, AlterPartition) and their plans
+//	fsm.go        the Raft FSM: image, applied index, watchers, snapshots
+//	transport.go  the controller port: one listener carrying Raft ('R') and
+//	              the controller RPC ('C', net/rpc with JSON)
+//	errors.go     sentinels, and how errors cross the RPC
+//
+// Brokers: each broker heartbeats its registration (node id, advertised
+// Kafka address, rack) to the leader every HeartbeatInterval. The leader
+// registers new or moved brokers, unfences returning ones and fences a
+// broker whose heartbeats stop for SessionTimeout; fencing elects new
+// leaders from the rest of the ISR (leader epoch + 1) and removes the
+// broker from every ISR but a last one. Partition leaders shrink and
+// expand their ISR with AlterPartition, checked against the leader and
+// partition epochs so a deposed leader cannot change anything.
+//
+// Lock order: Node.leadMu is taken alone; fsm.mu is held while watchers
+// run (they must not call back into the Node's write methods).
+package controller

@@ -1,0 +1,190 @@
+package controller
+
+import (
+	"slices"
+
+	"weir/broker/metadata"
+)
+
+// The planner decides what the controller writes. Every function here is
+// pure: it reads an image and returns the records to append (or nothing),
+// so the rules are tested without Raft, sockets or clocks.
+//
+// Rules (KRaft's, without ZooKeeper's history):
+//   - a fenced broker leads nothing: each partition it led gets a new
+//     leader, the first replica (in assignment order) that is in the ISR
+//     and live; the leader epoch goes up by one;
+//   - a fenced broker leaves every ISR it was in, except that an ISR never
+//     becomes empty: when the fenced broker was the last member, it stays
+//     (it holds every committed record) and the partition goes offline
+//     (leader -1) until it, or with unclean election any replica, returns;
+//   - unclean.leader.election.enable lets a live replica outside the ISR
+//     lead an offline partition (ISR = [it]); records it lacks are lost;
+//   - a broker that registers or is unfenced leads the offline partitions
+//     whose ISR holds it;
+//   - the preferred replica (the first assigned) takes leadership back
+//     when it is live, in the ISR, and not leading.
+
+// Unclean reports whether a topic allows unclean leader election.
+type Unclean func(t *metadata.Topic) bool
+
+// change builds a ChangePartition record for partition i of t.
+func change(t *metadata.Topic, i int, leader, leaderEpoch int32, isr []int32) metadata.Record {
+	cur := t.Partitions[i]
+	return metadata.Record{Type: metadata.TypeChangePartition, ChangePartition: &metadata.ChangePartition{
+		Topic: t.Name, ID: t.ID, Partition: int32(i),
+		Leader: leader, LeaderEpoch: leaderEpoch, PartitionEpoch: cur.PartitionEpoch + 1,
+		ISR: isr,
+	}}
+}
+
+// electFrom returns the first replica in assignment order that is in
+// candidates and live in im, or -1.
+func electFrom(im *metadata.Image, replicas, candidates []int32, skip int32) int32 {
+	for _, r := range replicas {
+		if r != skip && slices.Contains(candidates, r) && im.Live(r) {
+			return r
+		}
+	}
+	return -1
+}
+
+// FenceBroker returns the records that fence broker id and move its
+// leaderships and ISR memberships away. Nothing when id is unknown or
+// already fenced.
+func FenceBroker(im *metadata.Image, id int32, unclean Unclean) []metadata.Record {
+	b, ok := im.Broker(id)
+	if !ok || b.Fenced {
+		return nil
+	}
+	out := []metadata.Record{{Type: metadata.TypeFenceBroker, FenceBroker: &metadata.FenceBroker{NodeID: id, Fenced: true}}}
+	for _, t := range im.Topics() {
+		for i, p := range t.Partitions {
+			if !slices.Contains(p.ISR, id) && p.Leader != id {
+				continue
+			}
+			isr := slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
+			if p.Leader != id {
+				// A follower leaves the ISR unless it is the last one.
+				if len(isr) > 0 && len(isr) < len(p.ISR) {
+					out = append(out, change(t, i, p.Leader, p.LeaderEpoch, isr))
+				}
+				continue
+			}
+			leader := electFrom(im, p.Replicas, isr, id)
+			switch {
+			case leader >= 0:
+			case unclean != nil && unclean(t):
+				if leader = electFrom(im, p.Replicas, p.Replicas, id); leader >= 0 {
+					isr = []int32{leader}
+				}
+			}
+			if leader < 0 {
+				// Offline; the ISR keeps what it had (never empty).
+				if len(isr) == 0 {
+					isr = []int32{id}
+				}
+			}
+			out = append(out, change(t, i, leader, p.LeaderEpoch+1, isr))
+		}
+	}
+	return out
+}
+
+// UnfenceBroker returns the records that unfence broker id and give it
+// the offline partitions it can lead. Nothing when id is unknown or live.
+func UnfenceBroker(im *metadata.Image, id int32, unclean Unclean) []metadata.Record {
+	b, ok := im.Broker(id)
+	if !ok || !b.Fenced {
+		return nil
+	}
+	out := []metadata.Record{{Type: metadata.TypeFenceBroker, FenceBroker: &metadata.FenceBroker{NodeID: id, Fenced: false}}}
+	return append(out, electOffline(im, id, unclean)...)
+}
+
+// RegisterBroker returns the records that register b (new, or a changed
+// address) as a live broker, with the elections UnfenceBroker would make.
+// Nothing when the same live registration is already there.
+func RegisterBroker(im *metadata.Image, b metadata.Broker, unclean Unclean) []metadata.Record {
+	b.Fenced = false
+	if cur, ok := im.Broker(b.NodeID); ok && metadata.SameRegistration(cur, b) {
+		return nil
+	}
+	out := []metadata.Record{{Type: metadata.TypeRegisterBroker, RegisterBroker: &b}}
+	return append(out, electOffline(im, b.NodeID, unclean)...)
+}
+
+// electOffline makes id the leader of the offline partitions it may lead
+// once it is live.
+func electOffline(im *metadata.Image, id int32, unclean Unclean) []metadata.Record {
+	var out []metadata.Record
+	for _, t := range im.Topics() {
+		for i, p := range t.Partitions {
+			if p.Leader >= 0 || !slices.Contains(p.Replicas, id) {
+				continue
+			}
+			switch {
+			case slices.Contains(p.ISR, id):
+				out = append(out, change(t, i, id, p.LeaderEpoch+1, p.ISR))
+			case unclean != nil && unclean(t):
+				out = append(out, change(t, i, id, p.LeaderEpoch+1, []int32{id}))
+			}
+		}
+	}
+	return out
+}
+
+// PreferredLeaders returns the elections that give each partition back to
+// its preferred replica where that replica is live, in the ISR and not
+// the leader; at most max records (0: no limit).
+func PreferredLeaders(im *metadata.Image, max int) []metadata.Record {
+	var out []metadata.Record
+	for _, t := range im.Topics() {
+		for i, p := range t.Partitions {
+			if len(p.Replicas) == 0 {
+				continue
+			}
+			pref := p.Replicas[0]
+			if p.Leader == pref || !slices.Contains(p.ISR, pref) || !im.Live(pref) {
+				continue
+			}
+			out = append(out, change(t, i, pref, p.LeaderEpoch+1, p.ISR))
+			if max > 0 && len(out) >= max {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// ShuttingDownLeaders returns the elections that move leadership away from
+// a broker shutting down cleanly (Kafka's controlled shutdown): each
+// partition it leads goes to another live ISR member, the broker leaves
+// those ISRs. Partitions with no other live ISR member stay with it.
+func ShuttingDownLeaders(im *metadata.Image, id int32) []metadata.Record {
+	var out []metadata.Record
+	for _, t := range im.Topics() {
+		for i, p := range t.Partitions {
+			if p.Leader != id {
+				continue
+			}
+			isr := slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
+			if leader := electFrom(im, p.Replicas, isr, id); leader >= 0 {
+				out = append(out, change(t, i, leader, p.LeaderEpoch+1, isr))
+			}
+		}
+	}
+	return out
+}
+
+// LeadsAny reports whether broker id leads any partition in im.
+func LeadsAny(im *metadata.Image, id int32) bool {
+	for _, t := range im.Topics() {
+		for _, p := range t.Partitions {
+			if p.Leader == id {
+				return true
+			}
+		}
+	}
+	return false
+}
