@@ -182,3 +182,39 @@ func TestLatencyUsesPreciseEnqueueTime(t *testing.T) {
 		t.Fatalf("latencies: count %d, max %dns; want 100 below 0.5 ms of fake time", pr.Latency.Count(), pr.Latency.Max())
 	}
 }
+
+// Warm-up records are produced (the topic holds all of them) but left out
+// of the counts, the latency histogram and the elapsed time.
+func TestProduceWarmupExcluded(t *testing.T) {
+	brokers := newFake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out syncBuf
+	const n, warm, rate = 1000, 400, 4000.0 // warm-up alone takes 0.1 s at the cap
+	pr, err := Produce(ctx, ProduceConfig{Brokers: brokers, Topic: "warm", Records: n, Warmup: warm, RecordSize: 10,
+		Acks: 1, Partitions: 1, Producers: 2, Throughput: rate, Report: -1, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Records != n-warm || pr.Warmup != warm || pr.Latency.Count() != n-warm || pr.Bytes != (n-warm)*10 {
+		t.Fatalf("result %+v, %d latencies; want %d measured after %d warm-up", pr, pr.Latency.Count(), n-warm, warm)
+	}
+	if max := time.Duration(float64(n-warm)/rate*float64(time.Second)) + 80*time.Millisecond; pr.Elapsed > max {
+		t.Fatalf("elapsed %v includes the warm-up (want <= %v)", pr.Elapsed, max)
+	}
+	if !strings.Contains(out.String(), "600 records sent (after 400 warm-up records)") {
+		t.Fatalf("summary: %s", out.String())
+	}
+	cl, _ := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, "warm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := ends.Lookup("warm", 0); o.Offset != n {
+		t.Fatalf("topic holds %d records, want %d", o.Offset, n)
+	}
+	if _, err := Produce(ctx, ProduceConfig{Brokers: brokers, Topic: "warm", Records: 5, Warmup: 5, Acks: 1}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("warm-up of every record: err %v, want ErrConfig", err)
+	}
+}

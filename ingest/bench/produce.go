@@ -33,6 +33,7 @@ type ProduceConfig struct {
 	Partitions  int32                // create Topic with this many partitions if missing; 0 leaves it to auto-creation
 	Replication int16                // replication factor when creating; 0 = broker default
 	Throughput  float64              // records/s cap across all producers; <= 0 unlimited
+	Warmup      int64                // first records (of Records) sent but left out of the results; default 0
 	Producers   int                  // parallel kgo clients (connections); default 1
 	Linger      time.Duration        // kgo ProducerLinger; default 0 (send as soon as possible)
 	BatchBytes  int32                // kgo ProducerBatchMaxBytes; default 1 MiB
@@ -43,7 +44,7 @@ type ProduceConfig struct {
 	Out         io.Writer            // progress and summary lines; nil discards
 	ExtraOpts   []kgo.Opt            // appended last, to override anything above
 	Payload     func(i int64) []byte // optional value generator; default one random buffer reused
-	Now         func() time.Time     // clock, for tests; default time.Now
+	Now         func() time.Time     // clock, for tests; default time.Now's monotonic reading
 }
 
 func (c *ProduceConfig) defaults() error {
@@ -86,18 +87,31 @@ func (c *ProduceConfig) defaults() error {
 	if c.Out == nil {
 		c.Out = io.Discard
 	}
+	if c.Warmup < 0 || c.Warmup >= c.Records {
+		return fmt.Errorf("%w: --warmup-records %d must be in [0, --records %d)", ErrConfig, c.Warmup, c.Records)
+	}
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = monoClock()
 	}
 	return nil
 }
 
-// ProduceResult is what Produce measured.
+// monoClock returns a clock reading only the monotonic clock: a quarter
+// of time.Now's cost here (time.Since's fast path skips the wall clock),
+// which matters at two readings per record and millions of records/s.
+func monoClock() func() time.Time {
+	base := time.Now()
+	return func() time.Time { return base.Add(time.Since(base)) }
+}
+
+// ProduceResult is what Produce measured. Warm-up records count only in
+// Warmup (and Errors).
 type ProduceResult struct {
-	Records int64         // records acknowledged without error
+	Records int64         // measured records acknowledged without error
 	Bytes   int64         // value bytes of those records
 	Errors  int64         // records whose promise reported an error
-	Elapsed time.Duration // first Produce call to last promise
+	Warmup  int64         // warm-up records acknowledged (not in the figures)
+	Elapsed time.Duration // first measured Produce call to last promise
 	Latency *Histogram    // per-record enqueue→promise latency, nanoseconds
 }
 
@@ -110,8 +124,12 @@ func (r ProduceResult) MBPerSec() float64 { return perSec(float64(r.Bytes)/(1<<2
 // Summary formats r like kafka-producer-perf-test's final line.
 func (r ProduceResult) Summary() string {
 	h := r.Latency
-	return fmt.Sprintf("%d records sent, %.1f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, %.3f ms 50th, %.3f ms 99th, %.3f ms 99.9th; %d errors, %.2f s",
-		r.Records, r.RecordsPerSec(), r.MBPerSec(), h.Mean()/1e6, ms(h.Max()),
+	warm := ""
+	if r.Warmup > 0 {
+		warm = fmt.Sprintf(" (after %d warm-up records)", r.Warmup)
+	}
+	return fmt.Sprintf("%d records sent%s, %.1f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, %.3f ms 50th, %.3f ms 99th, %.3f ms 99.9th; %d errors, %.2f s",
+		r.Records, warm, r.RecordsPerSec(), r.MBPerSec(), h.Mean()/1e6, ms(h.Max()),
 		ms(h.Quantile(0.5)), ms(h.Quantile(0.99)), ms(h.Quantile(0.999)), r.Errors, r.Elapsed.Seconds())
 }
 
@@ -253,6 +271,7 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 		win      window
 		acked    atomic.Int64
 		ackBytes atomic.Int64
+		warmAck  atomic.Int64
 		failed   atomic.Int64
 		errOnce  sync.Once
 		firstErr error
@@ -269,10 +288,14 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 			})
 		} else {
 			n := int64(len(r.Value))
-			acked.Add(1)
-			ackBytes.Add(n)
-			res.Latency.Record(lat)
 			win.add(n, lat)
+			if br.warm {
+				warmAck.Add(1)
+			} else {
+				acked.Add(1)
+				ackBytes.Add(n)
+				res.Latency.Record(lat)
+			}
 		}
 		*br = benchRec{}
 		pool.Put(br)
@@ -302,23 +325,41 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 		}
 	}()
 
+	// measureStart is the earliest enqueue time of a measured record.
+	var (
+		msMu         sync.Mutex
+		measureStart time.Time
+	)
+	markStart := func(t time.Time) {
+		msMu.Lock()
+		if measureStart.IsZero() || t.Before(measureStart) {
+			measureStart = t
+		}
+		msMu.Unlock()
+	}
 	var wg sync.WaitGroup
 	per, rem := cfg.Records/int64(cfg.Producers), cfg.Records%int64(cfg.Producers)
+	wper, wrem := cfg.Warmup/int64(cfg.Producers), cfg.Warmup%int64(cfg.Producers)
 	var base int64
 	for i, cl := range clients {
-		n := per
+		n, warm := per, wper
 		if int64(i) < rem {
 			n++
 		}
+		if int64(i) < wrem {
+			warm++
+		}
 		wg.Add(1)
-		go func(cl *kgo.Client, first, n int64) {
+		go func(cl *kgo.Client, first, n, warm int64) {
 			defer wg.Done()
 			th := newThrottle(cfg.Throughput/float64(cfg.Producers), cfg.Now)
 			for j := int64(0); j < n; j++ {
 				if runCtx.Err() != nil {
 					break
 				}
-				th.wait(runCtx, j)
+				// One clock reading per record: the throttle's, which
+				// is also the record's enqueue time.
+				now := th.wait(runCtx, j)
 				br := pool.Get().(*benchRec)
 				r := &br.rec
 				r.Context = br
@@ -327,19 +368,26 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 				} else {
 					r.Value = payload
 				}
-				br.start = cfg.Now()
+				br.start = now
+				br.warm = j < warm
+				if j == warm {
+					markStart(now)
+				}
 				cl.Produce(runCtx, r, promise)
 			}
 			_ = cl.Flush(ctx)
-		}(cl, base, n)
+		}(cl, base, n, warm)
 		base += n
 	}
 	wg.Wait()
-	res.Elapsed = cfg.Now().Sub(start)
+	if measureStart.IsZero() {
+		measureStart = start
+	}
+	res.Elapsed = cfg.Now().Sub(measureStart)
 	close(stopReport)
 	<-reportDone
 
-	res.Records, res.Bytes, res.Errors = acked.Load(), ackBytes.Load(), failed.Load()
+	res.Records, res.Bytes, res.Errors, res.Warmup = acked.Load(), ackBytes.Load(), failed.Load(), warmAck.Load()
 	fmt.Fprintln(cfg.Out, res.Summary())
 	if firstErr != nil {
 		return res, firstErr
@@ -358,6 +406,7 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 type benchRec struct {
 	rec   kgo.Record
 	start time.Time
+	warm  bool // a warm-up record: not in the results
 }
 
 func (*benchRec) Deadline() (time.Time, bool) { return time.Time{}, false }
@@ -379,16 +428,17 @@ func newThrottle(rate float64, now func() time.Time) *throttle {
 	return &throttle{rate: rate, start: now(), now: now}
 }
 
-// wait blocks until record i (0-based) is due.
-func (t *throttle) wait(ctx context.Context, i int64) {
+// wait blocks until record i (0-based) is due and returns the time then.
+func (t *throttle) wait(ctx context.Context, i int64) time.Time {
+	now := t.now()
 	if t.rate <= 0 {
-		return
+		return now
 	}
 	due := t.start.Add(time.Duration(float64(i) / t.rate * float64(time.Second)))
-	if d := due.Sub(t.now()); d > 0 {
+	if d := due.Sub(now); d > 0 {
 		// Sleeping below ~1ms is imprecise; let short debts accumulate.
 		if d < time.Millisecond {
-			return
+			return now
 		}
 		tm := time.NewTimer(d)
 		select {
@@ -396,5 +446,7 @@ func (t *throttle) wait(ctx context.Context, i int64) {
 		case <-ctx.Done():
 			tm.Stop()
 		}
+		now = t.now()
 	}
+	return now
 }
