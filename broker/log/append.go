@@ -30,7 +30,7 @@ func (l *Log) Append(b []byte, leaderEpoch int32) (AppendInfo, error) {
 		return AppendInfo{}, fmt.Errorf("log %s: append: %w", l.dir, err)
 	}
 	l.appendMu.Lock()
-	info, needFlush, err := l.appendLocked(b, hs, leaderEpoch)
+	info, needFlush, err := l.appendLocked(b, hs, leaderEpoch, false)
 	l.appendMu.Unlock()
 	if err != nil {
 		return info, fmt.Errorf("log %s: append: %w", l.dir, err)
@@ -43,7 +43,62 @@ func (l *Log) Append(b []byte, leaderEpoch int32) (AppendInfo, error) {
 	return info, nil
 }
 
-func (l *Log) appendLocked(b []byte, hs []BatchHeader, epoch int32) (AppendInfo, bool, error) {
+// AppendReplica appends batches fetched from the partition leader as they
+// are: base offsets and leader epochs are kept (a follower's log is a copy
+// of the leader's), CRCs are checked as in Append. Batches wholly below
+// the log end offset are skipped (a refetch); a batch that straddles it,
+// or offsets that go backwards, are ErrCorruptBatch. Offsets may jump
+// forward (compacted leaders). It returns the offsets appended (FirstOffset
+// > LastOffset when everything was skipped).
+func (l *Log) AppendReplica(b []byte) (AppendInfo, error) {
+	hs, err := splitBatches(b)
+	if err != nil {
+		return AppendInfo{}, fmt.Errorf("log %s: replica append: %w", l.dir, err)
+	}
+	l.appendMu.Lock()
+	leo := l.EndOffset()
+	skip := 0
+	for _, h := range hs {
+		if h.LastOffset() >= leo {
+			break
+		}
+		b = b[h.Size():]
+		skip++
+	}
+	hs = hs[skip:]
+	if len(hs) == 0 {
+		l.appendMu.Unlock()
+		return AppendInfo{FirstOffset: leo, LastOffset: leo - 1, LogAppendTime: -1, MaxTimestamp: -1}, nil
+	}
+	if hs[0].BaseOffset < leo {
+		l.appendMu.Unlock()
+		return AppendInfo{}, fmt.Errorf("log %s: replica append: %w: batch %d..%d straddles the log end offset %d",
+			l.dir, ErrCorruptBatch, hs[0].BaseOffset, hs[0].LastOffset(), leo)
+	}
+	for i := 1; i < len(hs); i++ {
+		if hs[i].BaseOffset <= hs[i-1].LastOffset() {
+			l.appendMu.Unlock()
+			return AppendInfo{}, fmt.Errorf("log %s: replica append: %w: batch at %d after batch ending at %d",
+				l.dir, ErrCorruptBatch, hs[i].BaseOffset, hs[i-1].LastOffset())
+		}
+	}
+	info, needFlush, err := l.appendLocked(b, hs, -1, true)
+	l.appendMu.Unlock()
+	if err != nil {
+		return info, fmt.Errorf("log %s: replica append: %w", l.dir, err)
+	}
+	if needFlush {
+		if err := l.Flush(); err != nil {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+// appendLocked writes hs (the batches of b). keep leaves base offsets and
+// leader epochs as they are (replica appends); otherwise they are stamped
+// with the next offsets and epoch. appendMu held.
+func (l *Log) appendLocked(b []byte, hs []BatchHeader, epoch int32, keep bool) (AppendInfo, bool, error) {
 	l.mu.RLock()
 	if err := l.checkOpenLocked(); err != nil {
 		l.mu.RUnlock()
@@ -59,10 +114,14 @@ func (l *Log) appendLocked(b []byte, hs []BatchHeader, epoch int32) (AppendInfo,
 	for _, h := range hs {
 		span += int64(h.LastOffsetDelta) + 1
 	}
+	last := leo + span - 1
+	if keep {
+		last = hs[len(hs)-1].LastOffset()
+	}
 	size := act.act.size
 	if size > 0 && (size+int64(len(b)) > cfg.SegmentBytes ||
 		now-act.rollTs >= cfg.SegmentMs.Milliseconds() ||
-		leo+span-1-act.base > math.MaxUint32) {
+		last-act.base > math.MaxUint32) {
 		var err error
 		if act, err = l.rollLocked(); err != nil {
 			return AppendInfo{}, false, err
@@ -70,15 +129,22 @@ func (l *Log) appendLocked(b []byte, hs []BatchHeader, epoch int32) (AppendInfo,
 		size = 0
 	}
 	info := AppendInfo{FirstOffset: leo, LogAppendTime: -1, MaxTimestamp: -1}
+	if keep {
+		info.FirstOffset = hs[0].BaseOffset
+	}
 	next := leo
 	pos := 0
 	for i := range hs {
 		h := &hs[i]
 		bb := b[pos : pos+int(h.Size())]
-		binary.BigEndian.PutUint64(bb, uint64(next))
-		binary.BigEndian.PutUint32(bb[offEpoch:], uint32(epoch))
-		h.BaseOffset, h.PartitionLeaderEpoch = next, epoch
-		if cfg.LogAppendTime {
+		if keep {
+			next = h.BaseOffset
+		} else {
+			binary.BigEndian.PutUint64(bb, uint64(next))
+			binary.BigEndian.PutUint32(bb[offEpoch:], uint32(epoch))
+			h.BaseOffset, h.PartitionLeaderEpoch = next, epoch
+		}
+		if cfg.LogAppendTime && !keep {
 			h.Attributes |= attrLogAppendTime
 			h.MaxTimestamp = now
 			binary.BigEndian.PutUint16(bb[offAttributes:], uint16(h.Attributes))
@@ -126,9 +192,21 @@ func (l *Log) appendLocked(b []byte, hs []BatchHeader, epoch int32) (AppendInfo,
 		act.rollTs = now
 	}
 	l.leo = next
+	epochsChanged := false
+	for _, h := range hs {
+		if l.addEpochLocked(h.PartitionLeaderEpoch, h.BaseOffset) {
+			epochsChanged = true
+		}
+	}
 	l.notifyLocked()
 	needFlush := l.leo-l.recoveryPoint >= cfg.FlushMessages
 	l.mu.Unlock()
+	if epochsChanged {
+		if err := l.writeEpochs(); err != nil {
+			// The cache is rebuilt from the batches at the next Open.
+			l.logger.Warn("writing the leader-epoch checkpoint failed", zap.Error(err))
+		}
+	}
 	return info, needFlush, nil
 }
 

@@ -5,7 +5,10 @@
 // base offsets and leader epochs into Kafka RecordBatch v2 bytes stored
 // byte-for-byte), reads by offset as file Sections that can be sent with
 // sendfile(2), lookups by timestamp, segment rolls, retention, DeleteRecords,
-// compaction, flush policy (group commit) and crash recovery. All disk
+// compaction, flush policy (group commit) and crash recovery; and for
+// replication: replica appends that keep the leader's offsets and epochs
+// (AppendReplica), the leader-epoch cache (AssignEpoch, EndOffsetForEpoch),
+// tail truncation (TruncateTo) and restarting at a later offset (ResetTo). All disk
 // access goes through weir/broker/log/vfs.
 //
 // On-disk layout of one partition directory:
@@ -19,6 +22,7 @@
 //	    00000000000000041237.index       (active segment: indexes kept in memory,
 //	    00000000000000041237.timeindex    written at roll and close)
 //	    checkpoint                       "recovery-point N / log-start-offset N / high-watermark N"
+//	    leader-epoch-checkpoint          leader epoch -> first offset (KIP-101; epochs.go)
 //	    .clean-shutdown                  present only after a clean Close
 //	    <base>.log.cleaned / .swap       compaction output being built / committed
 //

@@ -48,6 +48,7 @@ type Log struct {
 	unflushedMsgs int64
 	lastFlush     time.Time
 	notify        chan struct{}
+	epochs        []EpochEntry // leader-epoch cache (epochs.go)
 	closed        bool
 	markerPresent bool // clean-shutdown marker still on disk
 
@@ -85,6 +86,10 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("log %s: create directory: %w", dir, err)
 	}
 	if err := l.load(); err != nil {
+		l.dropAll()
+		return nil, fmt.Errorf("log %s: open: %w", dir, err)
+	}
+	if err := l.loadEpochs(); err != nil {
 		l.dropAll()
 		return nil, fmt.Errorf("log %s: open: %w", dir, err)
 	}

@@ -207,6 +207,78 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.truncateTo(offset, first, interval); err != nil {
 		return fmt.Errorf("log %s: truncate to %d: %w", l.dir, offset, err)
 	}
+	l.mu.Lock()
+	changed := l.truncateEpochsLocked(l.leo)
+	l.mu.Unlock()
+	if changed {
+		if err := l.writeEpochs(); err != nil {
+			return err
+		}
+	}
+	return l.writeCheckpoint(true)
+}
+
+// ResetTo empties the log and restarts it at offset: every segment is
+// removed, and the log start, end, high watermark and recovery point all
+// become offset; the leader-epoch cache is cleared. A follower uses it
+// when the leader no longer has the records after the follower's log end
+// (they were deleted by retention): it continues from the leader's log
+// start.
+func (l *Log) ResetTo(offset int64) error {
+	if offset < 0 {
+		return fmt.Errorf("log %s: reset to %d: %w", l.dir, offset, ErrOffsetOutOfRange)
+	}
+	l.maintMu.Lock()
+	defer l.maintMu.Unlock()
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	l.bg.Wait()
+	l.mu.RLock()
+	err := l.checkOpenLocked()
+	interval := l.cfg.IndexIntervalBytes
+	old := append([]*segment(nil), l.segs...)
+	l.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	if err := l.ensureDirty(); err != nil {
+		return fmt.Errorf("log %s: reset: %w", l.dir, err)
+	}
+	ns := &segment{fs: l.fs, dir: l.dir, base: offset, act: newIndexBuilder(offset, interval), rollTs: l.nowMs(), maxTs: math.MinInt64, maxTsKnown: true}
+	for _, s := range old {
+		if s.base == offset {
+			continue // replaced in place below
+		}
+		if err := l.removeSegmentFiles(s); err != nil {
+			return fmt.Errorf("log %s: reset: %w", l.dir, err)
+		}
+	}
+	f, err := l.fs.Create(ns.path(logSuffix))
+	if err != nil {
+		return fmt.Errorf("log %s: reset: %w", l.dir, err)
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return fmt.Errorf("log %s: reset: %w", l.dir, err)
+	}
+	f.Close()
+	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+		if err := l.fs.Remove(ns.path(suf)); err != nil && !isNotExist(err) {
+			return fmt.Errorf("log %s: reset: %w", l.dir, err)
+		}
+	}
+	l.mu.Lock()
+	l.segs = []*segment{ns}
+	l.leo, l.logStart, l.hw, l.recoveryPoint = offset, offset, offset, offset
+	l.epochs = nil
+	l.notifyLocked()
+	l.mu.Unlock()
+	for _, s := range old {
+		l.files.drop(s)
+	}
+	if err := l.writeEpochs(); err != nil {
+		return err
+	}
 	return l.writeCheckpoint(true)
 }
 
