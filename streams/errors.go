@@ -1,0 +1,22 @@
+package streams
+
+import "errors"
+
+// Sentinel errors, wrapped with %w.
+var (
+	// ErrDecode: a key or value did not decode with its serde. On input
+	// topics the record goes to the dead-letter topic.
+	ErrDecode = errors.New("decode failed")
+	// ErrEncode: a key or value did not encode with its serde; the app
+	// stops (it is a program error, not bad input).
+	ErrEncode = errors.New("encode failed")
+	// ErrTopology: the topology is malformed (the message names the node).
+	ErrTopology = errors.New("invalid topology")
+	// ErrConfig: an App setting is invalid (the message names it).
+	ErrConfig = errors.New("invalid streams config")
+	// ErrProduce: the broker refused a record the app wrote; the app
+	// stops without committing the offsets behind it.
+	ErrProduce = errors.New("produce failed")
+	// ErrClosed: the app or driver is closed.
+	ErrClosed = errors.New("streams app closed")
+)
