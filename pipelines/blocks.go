@@ -1,0 +1,306 @@
+package pipelines
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"weir/broker/topicconfig"
+	"weir/schemas"
+)
+
+// Embedded broker defaults (architecture.md's ports).
+const (
+	DefaultDataDir      = ".weir/data"
+	DefaultKafkaAddr    = "127.0.0.1:9092"
+	DefaultRegistryAddr = "127.0.0.1:8081"
+)
+
+var brokerSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "brokers"}, {Name: "schema_registry"},
+	{Name: "data_dir"}, {Name: "kafka_addr"}, {Name: "registry_addr"}, {Name: "admin_addr"}, {Name: "config"},
+}}
+
+func (l *loader) decodeBroker(b *hcl.Block) hcl.Diagnostics {
+	br := &Broker{DataDir: DefaultDataDir, KafkaAddr: DefaultKafkaAddr, RegistryAddr: DefaultRegistryAddr, AdminAddr: "off"}
+	l.cfg.Broker = br
+	if b == nil {
+		return nil
+	}
+	br.Range = b.DefRange
+	c, diags := b.Body.Content(brokerSchema)
+	str := func(name string, dst *string) {
+		a, ok := c.Attributes[name]
+		if !ok {
+			return
+		}
+		s, d := l.stringAttr(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			*dst = s
+		}
+	}
+	str("data_dir", &br.DataDir)
+	str("kafka_addr", &br.KafkaAddr)
+	str("registry_addr", &br.RegistryAddr)
+	str("admin_addr", &br.AdminAddr)
+	str("schema_registry", &br.SchemaRegistry)
+	if a, ok := c.Attributes["brokers"]; ok {
+		l2, d := l.stringListAttr(a)
+		diags = append(diags, d...)
+		br.External = l2
+		if !d.HasErrors() && len(l2) == 0 {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Empty broker list",
+				Detail: "brokers names the bootstrap brokers of an external cluster; remove it to run the embedded broker.", Subject: a.Expr.Range().Ptr()})
+		}
+		for _, emb := range []string{"data_dir", "kafka_addr", "registry_addr", "admin_addr", "config"} {
+			if e, ok := c.Attributes[emb]; ok {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
+					Detail:  fmt.Sprintf("%q configures the embedded broker, but brokers names an external cluster: remove one of them.", emb),
+					Subject: e.NameRange.Ptr()})
+			}
+		}
+	} else if a, ok := c.Attributes["schema_registry"]; ok {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
+			Detail:  "schema_registry names an external registry, used with external brokers; the embedded broker serves its own on registry_addr.",
+			Subject: a.NameRange.Ptr()})
+	}
+	if a, ok := c.Attributes["config"]; ok {
+		m, d := l.stringMapAttr(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			if _, err := topicconfig.NewBroker(m); err != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid broker config",
+					Detail: err.Error() + ".", Subject: a.Expr.Range().Ptr()})
+			}
+			br.Configs = m
+		}
+	}
+	return diags
+}
+
+var topicSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "name"}, {Name: "partitions"}, {Name: "replication_factor"}, {Name: "config"}, {Name: "schema"},
+}}
+
+// decodeTopicNames resolves each topic's name (its label unless a name
+// attribute says otherwise) before anything refers to topics.
+func (l *loader) decodeTopicNames(blocks []*hcl.Block) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	byName := map[string]*hcl.Block{}
+	for _, b := range blocks {
+		label := b.Labels[0]
+		name := label
+		c, _, _ := b.Body.PartialContent(topicSchema)
+		if a, ok := c.Attributes["name"]; ok {
+			s, d := l.stringAttr(a)
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				name = s
+			}
+		}
+		if err := validTopicName(name); err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid topic name",
+				Detail: err.Error(), Subject: b.LabelRanges[0].Ptr()})
+		}
+		if prev, ok := byName[name]; ok && prev != b {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate topic name",
+				Detail: fmt.Sprintf("Topic %q is also declared at %s.", name, prev.DefRange), Subject: b.DefRange.Ptr()})
+		}
+		byName[name] = b
+		if _, ok := l.topicNames[label]; ok {
+			l.topicNames[label] = name
+		}
+	}
+	return diags
+}
+
+// validTopicName applies Kafka's topic name rules.
+func validTopicName(n string) error {
+	if n == "" || n == "." || n == ".." {
+		return fmt.Errorf("topic name %q is not allowed", n)
+	}
+	if len(n) > 249 {
+		return fmt.Errorf("topic name %q is longer than 249 characters", n)
+	}
+	for _, r := range n {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("topic name %q has %q: Kafka topic names use only letters, digits, '.', '_' and '-'", n, r)
+		}
+	}
+	return nil
+}
+
+func (l *loader) decodeTopic(b *hcl.Block) (*Topic, hcl.Diagnostics) {
+	c, diags := b.Body.Content(topicSchema)
+	t := &Topic{Label: b.Labels[0], Name: l.topicNames[b.Labels[0]], Partitions: 1, ReplicationFactor: 1, Range: b.DefRange}
+	if a, ok := c.Attributes["partitions"]; ok {
+		n, d := l.intAttr(a, 1, 100000)
+		diags = append(diags, d...)
+		t.Partitions = int32(n)
+	}
+	if a, ok := c.Attributes["replication_factor"]; ok {
+		n, d := l.intAttr(a, 1, 32767)
+		diags = append(diags, d...)
+		t.ReplicationFactor = int16(n)
+		if !d.HasErrors() && n > 1 && l.cfg.Broker.Embedded() {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Replication factor too large",
+				Detail:  fmt.Sprintf("The embedded broker is a single node, so topic %q can have only 1 replica, not %d; set brokers = [...] to use a cluster.", t.Name, n),
+				Subject: a.Expr.Range().Ptr()})
+		}
+	}
+	if a, ok := c.Attributes["config"]; ok {
+		m, d := l.stringMapAttr(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			if err := topicconfig.Defaults().Validate(m); err != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid topic config",
+					Detail: fmt.Sprintf("Topic %q: %v. Topic configs use Kafka's names (retention.ms, cleanup.policy, segment.bytes, ...).", t.Name, err), Subject: a.Expr.Range().Ptr()})
+			}
+			t.Configs = m
+		}
+	}
+	if a, ok := c.Attributes["schema"]; ok {
+		s, d := l.stringAttr(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			sc, err := schemas.Parse(s)
+			if err != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid Avro schema",
+					Detail: fmt.Sprintf("Topic %q: %v.", t.Name, err), Subject: a.Expr.Range().Ptr()})
+			} else if sc.Root.Kind != schemas.Record {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid Avro schema",
+					Detail: fmt.Sprintf("Topic %q: the value schema must be a record, not %s.", t.Name, sc.Root.Kind), Subject: a.Expr.Range().Ptr()})
+			} else {
+				t.SchemaText, t.Schema = s, sc
+			}
+			if !l.cfg.Broker.Embedded() && l.cfg.Broker.SchemaRegistry == "" {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No schema registry",
+					Detail:  fmt.Sprintf("Topic %q declares an Avro schema, but the broker block names external brokers without schema_registry.", t.Name),
+					Subject: a.NameRange.Ptr()})
+			}
+		}
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s|%d|%d|%s|", t.Name, t.Partitions, t.ReplicationFactor, t.SchemaText)
+	ks := make([]string, 0, len(t.Configs))
+	for k := range t.Configs {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		fmt.Fprintf(h, "%s=%s;", k, t.Configs[k])
+	}
+	t.Hash = hex.EncodeToString(h.Sum(nil))[:16]
+	return t, diags
+}
+
+// --- typed attribute helpers
+
+func typeDiag(a *hcl.Attribute, want string, v cty.Value) *hcl.Diagnostic {
+	got := "null"
+	if !v.IsNull() {
+		got = v.Type().FriendlyName()
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Incorrect attribute value type",
+		Detail: fmt.Sprintf("%q must be %s, not %s.", a.Name, want, got), Subject: a.Expr.Range().Ptr()}
+}
+
+func (l *loader) stringAttr(a *hcl.Attribute) (string, hcl.Diagnostics) {
+	v, diags := l.value(a.Expr)
+	if diags.HasErrors() {
+		return "", diags
+	}
+	if v.IsNull() || v.Type() != cty.String {
+		return "", append(diags, typeDiag(a, "a string", v))
+	}
+	return v.AsString(), diags
+}
+
+func (l *loader) intAttr(a *hcl.Attribute, min, max int64) (int64, hcl.Diagnostics) {
+	v, diags := l.value(a.Expr)
+	if diags.HasErrors() {
+		return 0, diags
+	}
+	if v.IsNull() || v.Type() != cty.Number {
+		return 0, append(diags, typeDiag(a, "a whole number", v))
+	}
+	f := v.AsBigFloat()
+	n, _ := f.Int64()
+	if !f.IsInt() || n < min || n > max {
+		fv, _ := f.Float64()
+		return 0, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value",
+			Detail: fmt.Sprintf("%q must be a whole number from %d to %d, not %s.", a.Name, min, max, strconv.FormatFloat(fv, 'g', -1, 64)), Subject: a.Expr.Range().Ptr()})
+	}
+	return n, diags
+}
+
+func (l *loader) stringListAttr(a *hcl.Attribute) ([]string, hcl.Diagnostics) {
+	v, diags := l.value(a.Expr)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if !v.IsNull() && v.Type() == cty.String {
+		return []string{v.AsString()}, diags
+	}
+	if v.IsNull() || !(v.Type().IsListType() || v.Type().IsTupleType() || v.Type().IsSetType()) {
+		return nil, append(diags, typeDiag(a, "a list of strings", v))
+	}
+	var out []string
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if e.IsNull() || e.Type() != cty.String {
+			return nil, append(diags, typeDiag(a, "a list of strings", v))
+		}
+		out = append(out, e.AsString())
+	}
+	return out, diags
+}
+
+// stringMapAttr reads an object of scalars as strings (Kafka configs are
+// strings; numbers and bools are written naturally).
+func (l *loader) stringMapAttr(a *hcl.Attribute) (map[string]string, hcl.Diagnostics) {
+	v, diags := l.value(a.Expr)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if v.IsNull() || !(v.Type().IsObjectType() || v.Type().IsMapType()) {
+		return nil, append(diags, typeDiag(a, "an object of strings", v))
+	}
+	out := map[string]string{}
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		switch {
+		case e.IsNull():
+			return nil, append(diags, typeDiag(a, "an object of strings", v))
+		case e.Type() == cty.String:
+			out[k.AsString()] = e.AsString()
+		case e.Type() == cty.Number:
+			f := e.AsBigFloat()
+			if i, acc := f.Int64(); f.IsInt() && acc == 0 {
+				out[k.AsString()] = strconv.FormatInt(i, 10)
+			} else {
+				fv, _ := f.Float64()
+				if math.IsInf(fv, 0) {
+					return nil, append(diags, typeDiag(a, "an object of strings", v))
+				}
+				out[k.AsString()] = strconv.FormatFloat(fv, 'f', -1, 64)
+			}
+		case e.Type() == cty.Bool:
+			out[k.AsString()] = strconv.FormatBool(e.True())
+		default:
+			return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Incorrect attribute value type",
+				Detail: fmt.Sprintf("%q: key %q must be a string, number or bool, not %s.", a.Name, k.AsString(), e.Type().FriendlyName()), Subject: a.Expr.Range().Ptr()})
+		}
+	}
+	return out, diags
+}
+
+func lowerNames(l []string) string { return strings.ToLower(strings.Join(l, ",")) }

@@ -1,0 +1,645 @@
+package pipelines
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"weir/connectors"
+)
+
+// Meta-arguments: settings of source, stream and sink blocks that belong
+// to the pipeline, not to the connector (a connector whose spec declares
+// "topic" also receives the source's topic).
+const (
+	metaTopic      = "topic"
+	metaFrom       = "from"
+	metaTo         = "to"
+	metaTransforms = "transforms"
+	metaGroup      = "group"
+	// registrySetting is filled with the run's schema registry URL when a
+	// kind declares it and the block leaves it unset.
+	registrySetting = "schema_registry"
+	brokersSetting  = "brokers"
+)
+
+// stepBlocks are the transform step block types.
+var stepBlocks = []hcl.BlockHeaderSchema{
+	{Type: "parse_json"}, {Type: "parse_regex"}, {Type: "parse_timestamp"},
+	{Type: "set"}, {Type: "rename"}, {Type: "remove"}, {Type: "filter"}, {Type: "route"},
+}
+
+func (l *loader) lookupKind(b *hcl.Block, wantSource bool) (*connectors.Kind, hcl.Diagnostics) {
+	typ := "sink"
+	if wantSource {
+		typ = "source"
+	}
+	var names []string
+	for _, k := range l.opts.Registry.Kinds() {
+		if k.IsSource() == wantSource {
+			names = append(names, strings.TrimSuffix(k.Name, "-"+typ))
+		}
+	}
+	k, err := lookupKind(l.opts.Registry, b.Labels[0], wantSource)
+	if err == nil && k.IsSource() != wantSource {
+		other := "source"
+		if k.IsSource() {
+			other = "sink"
+		}
+		err = fmt.Errorf("%q is a %s kind", k.Name, other)
+	}
+	if err != nil {
+		detail := fmt.Sprintf("There is no %s kind %q.%s Known %s kinds: %s.", typ, b.Labels[0], suggest(b.Labels[0], names), typ, joinNames(names))
+		if !errors.Is(err, connectors.ErrUnknownKind) {
+			detail = fmt.Sprintf("%v, not a %s kind. Known %s kinds: %s.", err, typ, typ, joinNames(names))
+		}
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: fmt.Sprintf("Unknown %s kind", typ),
+			Detail: detail, Subject: b.LabelRanges[0].Ptr()}}
+	}
+	return k, nil
+}
+
+// lookupKind finds the kind of a source or sink block labelled label.
+// The registry has one namespace for sources and sinks, so a sink kind
+// whose name a source already takes ("file") registers as "file-sink"
+// (and a source as "<name>-source"); the HCL label stays "file".
+func lookupKind(r *connectors.Registry, label string, source bool) (*connectors.Kind, error) {
+	k, err := r.Lookup(label)
+	if err == nil && k.IsSource() == source {
+		return k, nil
+	}
+	suffix := "-sink"
+	if source {
+		suffix = "-source"
+	}
+	if k2, err2 := r.Lookup(label + suffix); err2 == nil && k2.IsSource() == source {
+		return k2, nil
+	}
+	return k, err
+}
+
+// connectorSchema is the body schema of a connector block: the kind's
+// spec fields plus the pipeline's meta-arguments (and step blocks for
+// sources).
+func connectorSchema(k *connectors.Kind, source bool) *hcl.BodySchema {
+	s := &hcl.BodySchema{}
+	if source {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: metaTopic, Required: true},
+			hcl.AttributeSchema{Name: metaTransforms})
+		s.Blocks = stepBlocks
+	} else {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: metaFrom, Required: true},
+			hcl.AttributeSchema{Name: metaGroup})
+	}
+	for _, f := range k.Spec.Fields {
+		if source && f.Name == metaTopic {
+			continue
+		}
+		if !source && (f.Name == metaFrom || f.Name == metaGroup) {
+			continue
+		}
+		req := f.Required && f.Name != registrySetting && f.Name != brokersSetting
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: f.Name, Required: req})
+	}
+	return s
+}
+
+// decodeSettings evaluates a connector block's spec settings, checking
+// each against its field, then the whole config against the spec.
+func (l *loader) decodeSettings(b *hcl.Block, k *connectors.Kind, c *hcl.BodyContent, extra map[string]any, meta ...string) (map[string]any, connectors.Config, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	raw := map[string]any{}
+	for n, v := range extra {
+		raw[n] = v
+	}
+	ok := true
+	for _, a := range sortedAttrs(c.Attributes) {
+		f, isField := k.Spec.Field(a.Name)
+		if !isField || slices.Contains(meta, a.Name) {
+			continue // a meta-argument
+		}
+		v, d := l.value(a.Expr)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			ok = false
+			continue
+		}
+		gv := ctyToGo(v)
+		one := f
+		one.Required = false
+		if _, err := (connectors.Spec{Fields: []connectors.Field{one}}).Decode(map[string]any{f.Name: gv}); err != nil {
+			ok = false
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid connector setting",
+				Detail: fmt.Sprintf("%s %q: %s.", b.Labels[0], b.Labels[1], strings.TrimPrefix(err.Error(), connectors.ErrConfig.Error()+": ")),
+				Subject: a.Expr.Range().Ptr()})
+			continue
+		}
+		raw[f.Name] = gv
+	}
+	if !ok || c == nil {
+		return raw, nil, diags
+	}
+	cfg, err := DecodeConnector(k, raw, RunSettings{SchemaRegistry: l.opts.SchemaRegistryURL, Brokers: l.opts.Brokers})
+	if err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid connector settings",
+			Detail:  fmt.Sprintf("%s %s %q: %s.", b.Type, b.Labels[0], b.Labels[1], strings.TrimPrefix(err.Error(), connectors.ErrConfig.Error()+": ")),
+			Subject: b.DefRange.Ptr()})
+		return raw, nil, diags
+	}
+	return raw, cfg, diags
+}
+
+// RunSettings are what weir run knows and connectors may declare: a
+// kind whose spec has a "schema_registry" (string) or "brokers" (list)
+// setting that the block leaves unset gets the run's values.
+type RunSettings struct {
+	SchemaRegistry string
+	Brokers        []string
+}
+
+// DecodeConnector decodes raw settings through k's spec with the run's
+// settings filled in.
+func DecodeConnector(k *connectors.Kind, raw map[string]any, rs RunSettings) (connectors.Config, error) {
+	m := make(map[string]any, len(raw)+2)
+	for n, v := range raw {
+		m[n] = v
+	}
+	if _, ok := k.Spec.Field(registrySetting); ok && rs.SchemaRegistry != "" {
+		if _, set := m[registrySetting]; !set {
+			m[registrySetting] = rs.SchemaRegistry
+		}
+	}
+	if f, ok := k.Spec.Field(brokersSetting); ok && f.Type == connectors.StringList && len(rs.Brokers) > 0 {
+		if _, set := m[brokersSetting]; !set {
+			bs := make([]any, len(rs.Brokers))
+			for i, b := range rs.Brokers {
+				bs[i] = b
+			}
+			m[brokersSetting] = bs
+		}
+	}
+	return k.Spec.Decode(m)
+}
+
+func (l *loader) hashOf(parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte(l.varsJSON))
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func (l *loader) topicHash(name string) string {
+	if t := l.cfg.Topic(name); t != nil {
+		return t.Hash
+	}
+	return name
+}
+
+func bodyRange(b *hcl.Block) hcl.Range {
+	if sb, ok := b.Body.(*hclsyntax.Body); ok {
+		return hcl.RangeBetween(b.DefRange, sb.SrcRange)
+	}
+	return b.DefRange
+}
+
+func (l *loader) decodeSource(b *hcl.Block) (*Source, hcl.Diagnostics) {
+	k, diags := l.lookupKind(b, true)
+	if diags.HasErrors() {
+		// Still check the steps and references of the body.
+		c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Blocks: stepBlocks})
+		if c != nil {
+			_, d := l.decodeStepBlocks(c.Blocks, nil)
+			diags = append(diags, d...)
+		}
+		return nil, diags
+	}
+	c, d := b.Body.Content(connectorSchema(k, true))
+	diags = append(diags, d...)
+	s := &Source{Component: Component{Type: "source", Kind: b.Labels[0], Name: b.Labels[1], Range: b.DefRange}, Connector: k}
+	extra := map[string]any{}
+	if a, ok := c.Attributes[metaTopic]; ok {
+		t, d := l.stringAttr(a)
+		diags = append(diags, d...)
+		s.Topic = t
+		if !d.HasErrors() {
+			l.edge(s.ID(), "topic."+t, a.Expr.Range())
+			if _, ok := k.Spec.Field(metaTopic); ok {
+				extra[metaTopic] = t
+			}
+		}
+	}
+	raw, cfg, d := l.decodeSettings(b, k, c, extra, metaTopic, metaTransforms)
+	diags = append(diags, d...)
+	s.Raw, s.Config = raw, cfg
+	chain, routes, d := l.decodeChain(c, s.ID())
+	diags = append(diags, d...)
+	s.Steps = chain
+	for _, a := range c.Attributes {
+		l.refEdges(s.ID(), a, metaTopic)
+	}
+	s.Hash = l.hashOf("source", k.Name, rawJSON(raw), s.Topic, l.topicHash(s.Topic), string(l.srcBytes(bodyRange(b))), l.transformsText(c), strings.Join(routes, ","))
+	return s, diags
+}
+
+func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
+	k, diags := l.lookupKind(b, false)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	c, d := b.Body.Content(connectorSchema(k, false))
+	diags = append(diags, d...)
+	s := &Sink{Component: Component{Type: "sink", Kind: b.Labels[0], Name: b.Labels[1], Range: b.DefRange}, Connector: k}
+	s.Group = "weir-sink-" + s.Name
+	if a, ok := c.Attributes[metaFrom]; ok {
+		from, d := l.topicList(a, s.ID(), false)
+		diags = append(diags, d...)
+		s.From = from
+	}
+	if a, ok := c.Attributes[metaGroup]; ok {
+		g, d := l.stringAttr(a)
+		diags = append(diags, d...)
+		s.Group = g
+	}
+	raw, cfg, d := l.decodeSettings(b, k, c, nil, metaFrom, metaGroup)
+	diags = append(diags, d...)
+	s.Raw, s.Config = raw, cfg
+	var th []string
+	for _, t := range s.From {
+		th = append(th, l.topicHash(t))
+	}
+	for _, a := range c.Attributes {
+		if a.Name != metaFrom {
+			l.refEdges(s.ID(), a, "")
+		}
+	}
+	s.Hash = l.hashOf("sink", k.Name, rawJSON(raw), strings.Join(s.From, ","), strings.Join(th, ","), s.Group)
+	return s, diags
+}
+
+var streamSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: metaFrom, Required: true}, {Name: metaTo, Required: true},
+		{Name: metaTransforms}, {Name: metaGroup}},
+	Blocks: stepBlocks,
+}
+
+func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
+	c, diags := b.Body.Content(streamSchema)
+	s := &Stream{Component: Component{Type: "stream", Name: b.Labels[0], Range: b.DefRange}}
+	s.Group = "weir-stream-" + s.Name
+	if a, ok := c.Attributes[metaFrom]; ok {
+		from, d := l.topicList(a, s.ID(), false)
+		diags = append(diags, d...)
+		s.From = from
+	}
+	if a, ok := c.Attributes[metaTo]; ok {
+		t, d := l.stringAttr(a)
+		diags = append(diags, d...)
+		s.To = t
+		if !d.HasErrors() {
+			l.edge(s.ID(), "topic."+t, a.Expr.Range())
+		}
+	}
+	if a, ok := c.Attributes[metaGroup]; ok {
+		g, d := l.stringAttr(a)
+		diags = append(diags, d...)
+		s.Group = g
+	}
+	chain, routes, d := l.decodeChain(c, s.ID())
+	diags = append(diags, d...)
+	s.Steps = chain
+	var th []string
+	for _, t := range append(append([]string{s.To}, s.From...), routes...) {
+		th = append(th, l.topicHash(t))
+	}
+	s.Hash = l.hashOf("stream", strings.Join(s.From, ","), s.To, s.Group, strings.Join(th, ","), string(l.srcBytes(bodyRange(b))), l.transformsText(c))
+	return s, diags
+}
+
+// topicList reads from = topic.x or [topic.x, "name"] and adds graph
+// edges topic → component.
+func (l *loader) topicList(a *hcl.Attribute, id string, _ bool) ([]string, hcl.Diagnostics) {
+	ts, diags := l.stringListAttr(a)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	if len(ts) == 0 {
+		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No topics",
+			Detail: fmt.Sprintf("%q must name at least one topic.", a.Name), Subject: a.Expr.Range().Ptr()})
+	}
+	for _, t := range ts {
+		l.edge("topic."+t, id, a.Expr.Range())
+	}
+	return ts, diags
+}
+
+// refEdges adds an edge id → topic for every topic reference in a
+// connector setting (a kafka sink's destination, say), except skip.
+func (l *loader) refEdges(id string, a *hcl.Attribute, skip string) {
+	if a.Name == skip {
+		return
+	}
+	for _, tr := range a.Expr.Variables() {
+		if tr.RootName() != "topic" || len(tr) < 2 {
+			continue
+		}
+		if ta, ok := tr[1].(hcl.TraverseAttr); ok {
+			if name, ok := l.topicNames[ta.Name]; ok {
+				l.edge(id, "topic."+name, tr.SourceRange())
+			}
+		}
+	}
+}
+
+// transformsText is the source of the transform blocks a component
+// uses, for its hash.
+func (l *loader) transformsText(c *hcl.BodyContent) string {
+	a, ok := c.Attributes[metaTransforms]
+	if !ok {
+		return ""
+	}
+	var sb strings.Builder
+	for _, tr := range a.Expr.Variables() {
+		if len(tr) >= 2 {
+			if ta, ok := tr[1].(hcl.TraverseAttr); ok && tr.RootName() == "transform" {
+				if tb := l.transforms[ta.Name]; tb != nil {
+					sb.Write(l.srcBytes(bodyRange(tb)))
+				}
+			}
+		}
+	}
+	return sb.String()
+}
+
+// decodeChain compiles a component's transforms = [...] then its inline
+// steps; routes lists the topics route steps send to.
+func (l *loader) decodeChain(c *hcl.BodyContent, id string) (*Chain, []string, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	chain := &Chain{}
+	var routes []string
+	if a, ok := c.Attributes[metaTransforms]; ok {
+		names, d := l.stringListAttr(a)
+		diags = append(diags, d...)
+		for _, n := range names {
+			tb, ok := l.transforms[n]
+			if !ok {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reference to undeclared transform",
+					Detail: fmt.Sprintf("No transform named %q is declared.", n), Subject: a.Expr.Range().Ptr()})
+				continue
+			}
+			tc, _, _ := tb.Body.PartialContent(&hcl.BodySchema{Blocks: stepBlocks})
+			steps, d := l.decodeStepBlocks(tc.Blocks, func(topic string, rng hcl.Range) {
+				routes = append(routes, topic)
+				l.edge(id, "topic."+topic, rng)
+			})
+			if !d.HasErrors() {
+				chain.steps = append(chain.steps, steps...)
+			}
+		}
+	}
+	steps, d := l.decodeStepBlocks(c.Blocks, func(topic string, rng hcl.Range) {
+		routes = append(routes, topic)
+		l.edge(id, "topic."+topic, rng)
+	})
+	diags = append(diags, d...)
+	chain.steps = append(chain.steps, steps...)
+	return chain, routes, diags
+}
+
+// decodeSteps checks a transform block: only step blocks.
+func (l *loader) decodeSteps(body hcl.Body, _ string, route func(string, hcl.Range)) ([]chainStep, hcl.Diagnostics) {
+	c, diags := body.Content(&hcl.BodySchema{Blocks: stepBlocks})
+	if c == nil {
+		return nil, diags
+	}
+	steps, d := l.decodeStepBlocks(c.Blocks, route)
+	return steps, append(diags, d...)
+}
+
+var (
+	parseJSONSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field"}, {Name: "target"}, {Name: "remove_field"}, {Name: "on_error"}}}
+	parseRegexSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field"}, {Name: "pattern", Required: true}, {Name: "on_error"}}}
+	parseTimeSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field", Required: true}, {Name: "layout"},
+		{Name: "target"}, {Name: "timezone"}, {Name: "set_record_time"}, {Name: "on_error"}}}
+	removeSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "fields", Required: true}}}
+	filterSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition", Required: true}, {Name: "on_error"}}}
+	routeSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "topic", Required: true}, {Name: "condition", Required: true}, {Name: "on_error"}}}
+)
+
+func (l *loader) decodeStepBlocks(blocks hcl.Blocks, route func(string, hcl.Range)) ([]chainStep, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	var out []chainStep
+	comp := &compiler{ctx: l.ctx}
+	for _, b := range blocks {
+		st := chainStep{kind: b.Type, where: b.DefRange}
+		var d hcl.Diagnostics
+		var c *hcl.BodyContent
+		strOr := func(name, def string) string {
+			a, ok := c.Attributes[name]
+			if !ok {
+				return def
+			}
+			s, dd := l.stringAttr(a)
+			d = append(d, dd...)
+			return s
+		}
+		onError := func() {
+			a, ok := c.Attributes["on_error"]
+			if !ok {
+				return
+			}
+			s, dd := l.stringAttr(a)
+			d = append(d, dd...)
+			switch s {
+			case "keep":
+				st.onError = Keep
+			case "drop":
+				st.onError = Drop
+			case "dead_letter":
+				st.onError = DeadLetter
+			default:
+				if !dd.HasErrors() {
+					d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid on_error",
+						Detail: fmt.Sprintf("on_error must be \"keep\", \"drop\" or \"dead_letter\", not %q.", s), Subject: a.Expr.Range().Ptr()})
+				}
+			}
+		}
+		expr := func(name string) evalFn {
+			a, ok := c.Attributes[name]
+			if !ok {
+				return nil
+			}
+			return l.compileAttr(comp, a, &d)
+		}
+		switch b.Type {
+		case "parse_json":
+			c, d = b.Body.Content(parseJSONSchema)
+			s := &parseJSONStep{field: strOr("field", "message"), target: strOr("target", "")}
+			if a, ok := c.Attributes["remove_field"]; ok {
+				v, dd := l.value(a.Expr)
+				d = append(d, dd...)
+				if !dd.HasErrors() {
+					if v.IsNull() || v.Type().FriendlyName() != "bool" {
+						d = append(d, typeDiag(a, "a bool", v))
+					} else {
+						s.removeField = v.True()
+					}
+				}
+			}
+			onError()
+			st.s = s
+		case "parse_regex":
+			c, d = b.Body.Content(parseRegexSchema)
+			s := &parseRegexStep{field: strOr("field", "message")}
+			if a, ok := c.Attributes["pattern"]; ok {
+				p, dd := l.stringAttr(a)
+				d = append(d, dd...)
+				if !dd.HasErrors() {
+					re, err := regexp.Compile(p)
+					switch {
+					case err != nil:
+						d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid regular expression",
+							Detail: fmt.Sprintf("The pattern does not compile: %v.", err), Subject: a.Expr.Range().Ptr()})
+					default:
+						s.re = re
+						for i, n := range re.SubexpNames() {
+							if n != "" {
+								s.groups = append(s.groups, i)
+								s.names = append(s.names, n)
+							}
+						}
+						if len(s.names) == 0 {
+							d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Regular expression without named groups",
+								Detail: "parse_regex sets one field per named group, as in (?P<level>\\w+); this pattern has none.", Subject: a.Expr.Range().Ptr()})
+						}
+					}
+				}
+			}
+			onError()
+			st.s = s
+		case "parse_timestamp":
+			c, d = b.Body.Content(parseTimeSchema)
+			s := &parseTimestampStep{field: strOr("field", ""), setTime: true, loc: time.UTC}
+			s.target = strOr("target", s.field)
+			layout := strOr("layout", "rfc3339")
+			if nl, ok := namedLayouts[strings.ToLower(layout)]; ok {
+				layout = nl
+			}
+			s.layout = layout
+			if a, ok := c.Attributes["layout"]; ok && !strings.HasPrefix(layout, "unix") && !strings.ContainsAny(layout, "0123456789") {
+				d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid timestamp layout",
+					Detail:  fmt.Sprintf("%q is neither a named layout (rfc3339, unix, unix_ms, unix_us, unix_ns, common_log, ...) nor a Go reference-time layout like \"2006-01-02 15:04:05\".", layout),
+					Subject: a.Expr.Range().Ptr()})
+			}
+			if a, ok := c.Attributes["timezone"]; ok {
+				tz, dd := l.stringAttr(a)
+				d = append(d, dd...)
+				if !dd.HasErrors() {
+					loc, err := time.LoadLocation(tz)
+					if err != nil {
+						d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown time zone",
+							Detail: fmt.Sprintf("%q: %v.", tz, err), Subject: a.Expr.Range().Ptr()})
+					} else {
+						s.loc = loc
+					}
+				}
+			}
+			if a, ok := c.Attributes["set_record_time"]; ok {
+				v, dd := l.value(a.Expr)
+				d = append(d, dd...)
+				if !dd.HasErrors() {
+					if v.IsNull() || v.Type().FriendlyName() != "bool" {
+						d = append(d, typeDiag(a, "a bool", v))
+					} else {
+						s.setTime = v.True()
+					}
+				}
+			}
+			onError()
+			st.s = s
+		case "set":
+			attrs, dd := b.Body.JustAttributes()
+			d = dd
+			s := &setStep{}
+			for _, a := range sortedAttrs(attrs) {
+				f := l.compileAttr(comp, a, &d)
+				s.names = append(s.names, a.Name)
+				s.fns = append(s.fns, f)
+			}
+			if len(attrs) == 0 && !dd.HasErrors() {
+				d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Empty set step",
+					Detail: "set takes one attribute per field to set, as in: set { service = \"checkout\" }.", Subject: b.DefRange.Ptr()})
+			}
+			st.s = s
+		case "rename":
+			attrs, dd := b.Body.JustAttributes()
+			d = dd
+			s := &renameStep{}
+			for _, a := range sortedAttrs(attrs) {
+				to, dd := l.stringAttr(a)
+				d = append(d, dd...)
+				s.from = append(s.from, a.Name)
+				s.to = append(s.to, to)
+			}
+			st.s = s
+		case "remove":
+			c, d = b.Body.Content(removeSchema)
+			s := &removeStep{}
+			if a, ok := c.Attributes["fields"]; ok {
+				fs, dd := l.stringListAttr(a)
+				d = append(d, dd...)
+				s.fields = fs
+			}
+			st.s = s
+		case "filter":
+			c, d = b.Body.Content(filterSchema)
+			st.s = &filterStep{cond: expr("condition")}
+			onError()
+		case "route":
+			c, d = b.Body.Content(routeSchema)
+			s := &routeStep{cond: expr("condition")}
+			if a, ok := c.Attributes["topic"]; ok {
+				t, dd := l.stringAttr(a)
+				d = append(d, dd...)
+				s.topic = t
+				if !dd.HasErrors() && route != nil {
+					route(t, a.Expr.Range())
+				}
+			}
+			onError()
+			st.s = s
+		}
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			out = append(out, st)
+		}
+	}
+	return out, diags
+}
+
+// compileAttr checks and compiles a per-record expression.
+func (l *loader) compileAttr(comp *compiler, a *hcl.Attribute, diags *hcl.Diagnostics) evalFn {
+	if d := l.checkRefs(a.Expr, true); d.HasErrors() {
+		*diags = append(*diags, d...)
+		return nil
+	}
+	se, ok := a.Expr.(hclsyntax.Expression)
+	if !ok {
+		*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unsupported expression",
+			Detail: "Transform expressions must be written in HCL native syntax.", Subject: a.Expr.Range().Ptr()})
+		return nil
+	}
+	f, d := comp.compile(se)
+	*diags = append(*diags, d...)
+	return f
+}

@@ -1,0 +1,140 @@
+package pipelines
+
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"weir/connectors"
+	"weir/schemas"
+)
+
+// Config is a loaded, validated set of pipeline files.
+type Config struct {
+	// Dir is path.root: the directory of the pipeline files.
+	Dir string
+	// Files are the parsed files by name (for diagnostics).
+	Files map[string]*hcl.File
+	// Broker is the broker block (defaults when absent).
+	Broker *Broker
+	// Topics are the declared topics in declaration order.
+	Topics []*Topic
+	// Sources, Streams and Sinks in declaration order.
+	Sources []*Source
+	Streams []*Stream
+	Sinks   []*Sink
+	// Vars are the resolved input variables.
+	Vars map[string]cty.Value
+	// Graph is the wiring of sources, topics, streams and sinks.
+	Graph *Graph
+}
+
+// Broker is the broker block: an embedded broker's settings, or the
+// addresses of an external cluster.
+type Broker struct {
+	// External lists bootstrap brokers of an external cluster (empty:
+	// embedded broker).
+	External []string
+	// SchemaRegistry is an external registry URL (external brokers).
+	SchemaRegistry string
+	// Embedded broker settings.
+	DataDir      string
+	KafkaAddr    string
+	RegistryAddr string
+	AdminAddr    string
+	Configs      map[string]string
+	Range        hcl.Range
+}
+
+// Embedded reports whether weir run starts its own broker.
+func (b *Broker) Embedded() bool { return len(b.External) == 0 }
+
+// Topic is a declared topic.
+type Topic struct {
+	Label             string
+	Name              string
+	Partitions        int32
+	ReplicationFactor int16
+	Configs           map[string]string
+	// SchemaText is the Avro schema of values ("": JSON values), Schema
+	// its parse.
+	SchemaText string
+	Schema     *schemas.Schema
+	Range      hcl.Range
+	// Hash identifies the declaration's effective settings.
+	Hash string
+}
+
+// Component is what sources, streams and sinks share.
+type Component struct {
+	// Type is "source", "stream" or "sink".
+	Type string
+	// Kind is the connector kind (sources and sinks).
+	Kind string
+	Name string
+	// Hash identifies the effective settings: a component whose hash is
+	// unchanged across a reload keeps running.
+	Hash  string
+	Range hcl.Range
+}
+
+// ID is "type.name".
+func (c *Component) ID() string { return c.Type + "." + c.Name }
+
+// Source is a source block: a connector writing to Topic, through Steps.
+type Source struct {
+	Component
+	Connector *connectors.Kind
+	// Raw are the connector settings as given (before Spec.Decode), so
+	// the runner can decode them again with run-time settings.
+	Raw map[string]any
+	// Config is the decoded connector config.
+	Config connectors.Config
+	Topic  string
+	Steps  *Chain
+	// Group-less; positions live in the connector offsets topic.
+}
+
+// Stream is a stream block: reads From, applies Steps, writes To (or a
+// route's topic).
+type Stream struct {
+	Component
+	From  []string
+	To    string
+	Steps *Chain
+	Group string
+}
+
+// Sink is a sink block: a connector reading From.
+type Sink struct {
+	Component
+	Connector *connectors.Kind
+	Raw       map[string]any
+	Config    connectors.Config
+	From      []string
+	Group     string
+}
+
+// Topic returns the declared topic called name (nil if undeclared).
+func (c *Config) Topic(name string) *Topic {
+	for _, t := range c.Topics {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Components returns every source, stream and sink.
+func (c *Config) Components() []*Component {
+	var out []*Component
+	for _, s := range c.Sources {
+		out = append(out, &s.Component)
+	}
+	for _, s := range c.Streams {
+		out = append(out, &s.Component)
+	}
+	for _, s := range c.Sinks {
+		out = append(out, &s.Component)
+	}
+	return out
+}

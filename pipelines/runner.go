@@ -1,0 +1,518 @@
+package pipelines
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+	"go.uber.org/zap"
+
+	"weir/connectors"
+	"weir/schemas"
+)
+
+// RunOptions configure a Runner.
+type RunOptions struct {
+	// Brokers are the cluster's bootstrap addresses.
+	Brokers []string
+	// SchemaRegistry is the registry URL ("": none; Avro topics then
+	// cannot be used).
+	SchemaRegistry string
+	// ClientOpts are extra franz-go options for every client.
+	ClientOpts []kgo.Opt
+	Logger     *zap.Logger
+	// Registerer receives the connector metrics (nil: a private registry).
+	Registerer prometheus.Registerer
+	// RestartBackoff is the first delay before restarting a failed
+	// component (default 1s, doubling to a minute).
+	RestartBackoff time.Duration
+}
+
+// Runner runs a Config's sources, streams and sinks against a cluster
+// and applies new Configs by restarting only what changed.
+type Runner struct {
+	opts    RunOptions
+	log     *zap.Logger
+	rt      *connectors.Runtime
+	gather  prometheus.Gatherer
+	adm     *kadm.Client
+	admCl   *kgo.Client
+	srcl    *sr.Client
+	dec     *decoder
+	baseCtx context.Context
+	stopAll context.CancelFunc
+
+	mu      sync.Mutex
+	running map[string]*task
+	encs    map[string]*topicEncoder
+	applied map[string]string // topic name → applied hash
+}
+
+type task struct {
+	comp    Component
+	cancel  context.CancelFunc
+	done    chan struct{}
+	mu      sync.Mutex
+	state   string
+	lastErr error
+	starts  int
+	tr      *transformer
+}
+
+// NewRunner returns a Runner; nothing runs until Apply.
+func NewRunner(opts RunOptions) (*Runner, error) {
+	if len(opts.Brokers) == 0 {
+		return nil, errors.New("pipelines: runner needs brokers")
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.RestartBackoff <= 0 {
+		opts.RestartBackoff = time.Second
+	}
+	reg := prometheus.NewRegistry()
+	var g prometheus.Gatherer = reg
+	var rr prometheus.Registerer = reg
+	if opts.Registerer != nil {
+		rr = prometheus.WrapRegistererWith(nil, opts.Registerer)
+		if gg, ok := opts.Registerer.(prometheus.Gatherer); ok {
+			g = gg
+		} else {
+			rr = reg
+		}
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(opts.Brokers...)}, opts.ClientOpts...)...)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{opts: opts, log: opts.Logger, gather: g, admCl: cl, adm: kadm.NewClient(cl),
+		running: map[string]*task{}, encs: map[string]*topicEncoder{}, applied: map[string]string{}, dec: &decoder{}}
+	r.rt = &connectors.Runtime{Brokers: opts.Brokers, ClientOpts: opts.ClientOpts, Logger: opts.Logger,
+		Metrics: connectors.NewMetricSet(rr)}
+	if opts.SchemaRegistry != "" {
+		r.srcl, err = sr.NewClient(sr.URLs(opts.SchemaRegistry))
+		if err != nil {
+			cl.Close()
+			return nil, err
+		}
+		r.dec.serde = schemas.NewSerde(srSource{r.srcl})
+	}
+	r.baseCtx, r.stopAll = context.WithCancel(context.Background())
+	return r, nil
+}
+
+// Apply makes the running set match cfg: declared topics are created or
+// updated and their schemas registered, then components that are new or
+// whose settings changed are (re)started, and those no longer declared
+// are stopped (each with a final flush and commit). Unchanged
+// components keep running untouched. It returns the IDs restarted,
+// started and stopped.
+func (r *Runner) Apply(ctx context.Context, cfg *Config) (changed []string, err error) {
+	if err := r.applyTopics(ctx, cfg); err != nil {
+		return nil, err
+	}
+	want := map[string]func(context.Context, *task) error{}
+	comps := map[string]Component{}
+	for _, s := range cfg.Sources {
+		s := s
+		comps[s.ID()] = s.Component
+		want[s.ID()] = func(ctx context.Context, t *task) error { return r.runSource(ctx, t, s) }
+	}
+	for _, s := range cfg.Streams {
+		s := s
+		comps[s.ID()] = s.Component
+		want[s.ID()] = func(ctx context.Context, t *task) error { return r.runStream(ctx, t, s) }
+	}
+	for _, s := range cfg.Sinks {
+		s := s
+		comps[s.ID()] = s.Component
+		want[s.ID()] = func(ctx context.Context, t *task) error { return r.runSink(ctx, t, s) }
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Stop first (removed and changed), so a restarted sink's group
+	// member has left before its successor joins.
+	var stop []*task
+	for id, t := range r.running {
+		c, ok := comps[id]
+		if !ok || c.Hash != t.comp.Hash {
+			stop = append(stop, t)
+			delete(r.running, id)
+			changed = append(changed, id)
+		}
+	}
+	for _, t := range stop {
+		t.cancel()
+	}
+	for _, t := range stop {
+		<-t.done
+		r.log.Info("pipeline component stopped", zap.String("component", t.comp.ID()))
+	}
+	ids := make([]string, 0, len(comps))
+	for id := range comps {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if _, ok := r.running[id]; ok {
+			continue
+		}
+		if !containsStr(changed, id) {
+			changed = append(changed, id)
+		}
+		t := &task{comp: comps[id], done: make(chan struct{}), state: "starting"}
+		var tctx context.Context
+		tctx, t.cancel = context.WithCancel(r.baseCtx)
+		r.running[id] = t
+		go r.supervise(tctx, t, want[id])
+	}
+	sort.Strings(changed)
+	return changed, nil
+}
+
+func containsStr(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// supervise runs fn until ctx ends, restarting it with backoff when it
+// fails.
+func (r *Runner) supervise(ctx context.Context, t *task, fn func(context.Context, *task) error) {
+	defer close(t.done)
+	backoff := r.opts.RestartBackoff
+	for {
+		t.mu.Lock()
+		t.state, t.starts = "running", t.starts+1
+		t.mu.Unlock()
+		r.log.Info("pipeline component starting", zap.String("component", t.comp.ID()))
+		err := fn(ctx, t)
+		if ctx.Err() != nil {
+			t.mu.Lock()
+			t.state = "stopped"
+			if err != nil {
+				t.lastErr = err
+			}
+			t.mu.Unlock()
+			if err != nil {
+				r.log.Warn("pipeline component stopped with an error", zap.String("component", t.comp.ID()), zap.Error(err))
+			}
+			return
+		}
+		if err == nil {
+			err = errors.New("stopped unexpectedly")
+		}
+		t.mu.Lock()
+		t.state, t.lastErr = "failed", err
+		t.mu.Unlock()
+		r.log.Error("pipeline component failed; restarting", zap.String("component", t.comp.ID()),
+			zap.Duration("after", backoff), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Minute)
+	}
+}
+
+func (r *Runner) runSettings() RunSettings {
+	return RunSettings{SchemaRegistry: r.opts.SchemaRegistry, Brokers: r.opts.Brokers}
+}
+
+func (r *Runner) transformer(name string, chain *Chain, defTopic string) *transformer {
+	r.mu.Lock()
+	encs := make(map[string]*topicEncoder, len(r.encs))
+	for k, v := range r.encs {
+		encs[k] = v
+	}
+	r.mu.Unlock()
+	return &transformer{chain: chain, dec: r.dec, encs: encs, defTopic: defTopic,
+		log: r.log.With(zap.String("component", name))}
+}
+
+func (r *Runner) runSource(ctx context.Context, t *task, s *Source) error {
+	raw := s.Raw
+	if s.Steps.Len() > 0 {
+		raw = withJSONEncoding(s.Connector, raw)
+	}
+	cfg, err := DecodeConnector(s.Connector, raw, r.runSettings())
+	if err != nil {
+		return fmt.Errorf("source %q: %w", s.Name, err)
+	}
+	src, err := s.Connector.NewSource(s.Name, cfg)
+	if err != nil {
+		return err
+	}
+	if s.Steps.Len() > 0 {
+		tr := r.transformer(s.ID(), s.Steps, s.Topic)
+		t.mu.Lock()
+		t.tr = tr
+		t.mu.Unlock()
+		src = &transformSource{inner: src, t: tr, dlq: connectors.DeadLetterTopic(s.Name)}
+	}
+	return r.rt.RunSource(ctx, s.Name, src, connectors.SourceOptions{Topic: s.Topic})
+}
+
+// withJSONEncoding asks a source whose transforms re-encode its records
+// for plain JSON values (when its kind offers an "encoding" setting with
+// a "json" choice and the block leaves it unset): decoding Avro only to
+// encode it again would cost a schema lookup per record.
+func withJSONEncoding(k *connectors.Kind, raw map[string]any) map[string]any {
+	f, ok := k.Spec.Field("encoding")
+	if !ok || f.Type != connectors.String || !containsStr(f.Enum, "json") {
+		return raw
+	}
+	if _, set := raw["encoding"]; set {
+		return raw
+	}
+	m := make(map[string]any, len(raw)+1)
+	for k, v := range raw {
+		m[k] = v
+	}
+	m["encoding"] = "json"
+	return m
+}
+
+func (r *Runner) runStream(ctx context.Context, t *task, s *Stream) error {
+	tr := r.transformer(s.ID(), s.Steps, s.To)
+	t.mu.Lock()
+	t.tr = tr
+	t.mu.Unlock()
+	sink := &streamSink{t: tr, brokers: r.opts.Brokers, opts: r.opts.ClientOpts}
+	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group})
+}
+
+func (r *Runner) runSink(ctx context.Context, _ *task, s *Sink) error {
+	cfg, err := DecodeConnector(s.Connector, s.Raw, r.runSettings())
+	if err != nil {
+		return fmt.Errorf("sink %q: %w", s.Name, err)
+	}
+	sink, err := s.Connector.NewSink(s.Name, cfg)
+	if err != nil {
+		return err
+	}
+	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group})
+}
+
+// applyTopics creates declared topics, raises partition counts, sets
+// declared configs and registers value schemas (as "<topic>-value").
+func (r *Runner) applyTopics(ctx context.Context, cfg *Config) error {
+	for _, t := range cfg.Topics {
+		r.mu.Lock()
+		done := r.applied[t.Name] == t.Hash
+		r.mu.Unlock()
+		if done {
+			continue
+		}
+		cfgs := map[string]*string{}
+		for k, v := range t.Configs {
+			v := v
+			cfgs[k] = &v
+		}
+		resp, err := r.adm.CreateTopic(ctx, t.Partitions, t.ReplicationFactor, cfgs, t.Name)
+		if err == nil {
+			err = resp.Err
+		}
+		switch {
+		case err == nil:
+			r.log.Info("topic created", zap.String("topic", t.Name), zap.Int32("partitions", t.Partitions))
+		case errors.Is(err, kerr.TopicAlreadyExists):
+			if err := r.updateTopic(ctx, t); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("creating topic %s (%s): %w", t.Name, t.Range, err)
+		}
+		enc := jsonEncoder
+		if t.Schema != nil {
+			if r.srcl == nil {
+				return fmt.Errorf("topic %s declares an Avro schema but there is no schema registry", t.Name)
+			}
+			id, err := r.registerSchema(ctx, t)
+			if err != nil {
+				return err
+			}
+			enc = &topicEncoder{id: id, schema: t.Schema, enc: schemas.NewEncoder(t.Schema)}
+		}
+		r.mu.Lock()
+		r.encs[t.Name] = enc
+		r.applied[t.Name] = t.Hash
+		r.mu.Unlock()
+	}
+	return nil
+}
+
+func (r *Runner) registerSchema(ctx context.Context, t *Topic) (int32, error) {
+	subject := t.Name + "-value"
+	var lastErr error
+	// The registry may still be reading its topic right after start.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ss, err := r.srcl.CreateSchema(ctx, subject, sr.Schema{Schema: t.SchemaText, Type: sr.TypeAvro})
+		if err == nil {
+			r.log.Info("schema registered", zap.String("subject", subject), zap.Int("id", ss.ID), zap.Int("version", ss.Version))
+			return int32(ss.ID), nil
+		}
+		lastErr = err
+		var re *sr.ResponseError
+		if errors.As(err, &re) && re.StatusCode != 503 && re.StatusCode < 500 {
+			return 0, fmt.Errorf("registering the schema of topic %s (%s) as %s: %w", t.Name, t.Range, subject, err)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return 0, fmt.Errorf("registering the schema of topic %s as %s: %w", t.Name, subject, lastErr)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (r *Runner) updateTopic(ctx context.Context, t *Topic) error {
+	td, err := r.adm.ListTopics(ctx, t.Name)
+	if err != nil {
+		return fmt.Errorf("describing topic %s: %w", t.Name, err)
+	}
+	if d, ok := td[t.Name]; ok && d.Err == nil {
+		have := int32(len(d.Partitions))
+		switch {
+		case have < t.Partitions:
+			if _, err := r.adm.UpdatePartitions(ctx, int(t.Partitions), t.Name); err != nil {
+				return fmt.Errorf("raising topic %s to %d partitions: %w", t.Name, t.Partitions, err)
+			}
+			r.log.Info("topic partitions raised", zap.String("topic", t.Name), zap.Int32("from", have), zap.Int32("to", t.Partitions))
+		case have > t.Partitions:
+			r.log.Warn("topic has more partitions than declared; Kafka cannot remove partitions",
+				zap.String("topic", t.Name), zap.Int32("have", have), zap.Int32("declared", t.Partitions))
+		}
+	}
+	if len(t.Configs) == 0 {
+		return nil
+	}
+	var alters []kadm.AlterConfig
+	for k, v := range t.Configs {
+		v := v
+		alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v})
+	}
+	resps, err := r.adm.AlterTopicConfigs(ctx, alters, t.Name)
+	if err == nil {
+		for _, rr := range resps {
+			if rr.Err != nil {
+				err = fmt.Errorf("%w: %s", rr.Err, rr.ErrMessage)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("setting configs of topic %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// Stop stops every component (final flush and commit each) and waits.
+func (r *Runner) Stop() {
+	r.mu.Lock()
+	tasks := make([]*task, 0, len(r.running))
+	for _, t := range r.running {
+		tasks = append(tasks, t)
+	}
+	r.running = map[string]*task{}
+	r.mu.Unlock()
+	r.stopAll()
+	for _, t := range tasks {
+		<-t.done
+	}
+	r.admCl.Close()
+}
+
+// Status is one component's live state.
+type Status struct {
+	ID    string
+	Kind  string
+	State string // starting, running, failed, stopped
+	// RecordsIn/Out are totals since the process started (rates are the
+	// caller's differences); Lag is records behind (sinks, streams) or in
+	// flight (sources); Errors counts errors of every stage plus
+	// transform errors.
+	RecordsIn, RecordsOut float64
+	Lag                   float64
+	Errors                float64
+	LastErr               error
+	Starts                int
+}
+
+// Status returns every component's state, sorted by ID.
+func (r *Runner) Status() []Status {
+	mfs, _ := r.gather.Gather()
+	vals := map[string]map[string]float64{} // connector → metric → value
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			name := labelValue(m, "connector")
+			if name == "" {
+				continue
+			}
+			if vals[name] == nil {
+				vals[name] = map[string]float64{}
+			}
+			v := 0.0
+			if c := m.GetCounter(); c != nil {
+				v = c.GetValue()
+			} else if g := m.GetGauge(); g != nil {
+				v = g.GetValue()
+			}
+			vals[name][mf.GetName()] += v
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Status, 0, len(r.running))
+	for _, t := range r.running {
+		m := vals[t.comp.Name]
+		t.mu.Lock()
+		st := Status{ID: t.comp.ID(), Kind: t.comp.Kind, State: t.state, LastErr: t.lastErr, Starts: t.starts,
+			RecordsIn: m["weir_connector_records_in_total"], RecordsOut: m["weir_connector_records_out_total"],
+			Lag: m["weir_connector_lag_records"], Errors: m["weir_connector_errors_total"]}
+		if t.tr != nil {
+			st.Errors += float64(t.tr.errors.Load())
+		}
+		t.mu.Unlock()
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// FormatRate renders a records/s figure compactly.
+func FormatRate(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', 1, 64) + "M"
+	case v >= 1e4:
+		return strconv.FormatFloat(v/1e3, 'f', 0, 64) + "k"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
