@@ -138,7 +138,7 @@ func (l *loader) decodeSettings(b *hcl.Block, k *connectors.Kind, c *hcl.BodyCon
 		if _, err := (connectors.Spec{Fields: []connectors.Field{one}}).Decode(map[string]any{f.Name: gv}); err != nil {
 			ok = false
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid connector setting",
-				Detail: fmt.Sprintf("%s %q: %s.", b.Labels[0], b.Labels[1], strings.TrimPrefix(err.Error(), connectors.ErrConfig.Error()+": ")),
+				Detail:  fmt.Sprintf("%s %q: %s.", b.Labels[0], b.Labels[1], strings.TrimPrefix(err.Error(), connectors.ErrConfig.Error()+": ")),
 				Subject: a.Expr.Range().Ptr()})
 			continue
 		}
@@ -427,7 +427,7 @@ func (l *loader) decodeSteps(body hcl.Body, _ string, route func(string, hcl.Ran
 }
 
 var (
-	parseJSONSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field"}, {Name: "target"}, {Name: "remove_field"}, {Name: "on_error"}}}
+	parseJSONSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field"}, {Name: "target"}, {Name: "remove_field"}, {Name: "on_error"}}}
 	parseRegexSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field"}, {Name: "pattern", Required: true}, {Name: "on_error"}}}
 	parseTimeSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field", Required: true}, {Name: "layout"},
 		{Name: "target"}, {Name: "timezone"}, {Name: "set_record_time"}, {Name: "on_error"}}}

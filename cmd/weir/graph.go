@@ -10,8 +10,8 @@ func init() {
 	registerCommand(func(g *globalFlags) *cobra.Command {
 		pf := &pipelineFlags{}
 		cmd := &cobra.Command{
-			Use:   "graph [PATH...]",
-			Short: "Print the pipeline graph (sources → topics → streams → sinks) as Graphviz DOT",
+			Use:     "graph [PATH...]",
+			Short:   "Print the pipeline graph (sources → topics → streams → sinks) as Graphviz DOT",
 			Example: `  weir graph examples/quickstart | dot -Tsvg > pipeline.svg`,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				cfg, err := loadPipelines(args, pf.options())
