@@ -51,6 +51,7 @@ type Runner struct {
 	dec     *decoder
 	baseCtx context.Context
 	stopAll context.CancelFunc
+	stopped sync.Once
 
 	mu      sync.Mutex
 	running map[string]*task
@@ -435,7 +436,7 @@ func (r *Runner) Stop() {
 	for _, t := range tasks {
 		<-t.done
 	}
-	r.admCl.Close()
+	r.stopped.Do(r.admCl.Close)
 }
 
 // Status is one component's live state.

@@ -1,10 +1,403 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"golang.org/x/term"
+
+	"weir/broker/admin"
+	"weir/broker/kafka"
+	"weir/broker/log"
+	"weir/broker/log/vfs"
+	"weir/broker/metadata"
+	"weir/broker/topicconfig"
+	"weir/connectors/stdout"
+	"weir/pipelines"
+
 	// Connector kinds weir ships; each registers itself in
 	// connectors.Default.
 	_ "weir/connectors/file"
 	_ "weir/connectors/filesink"
 	_ "weir/connectors/kafkasink"
-	_ "weir/connectors/stdout"
 )
+
+type runFlags struct {
+	pipelineFlags
+	status       string
+	pollInterval time.Duration
+}
+
+func init() {
+	registerCommand(func(g *globalFlags) *cobra.Command {
+		f := &runFlags{}
+		cmd := &cobra.Command{
+			Use:   "run [PATH...]",
+			Short: "Run the pipelines declared in HCL files: broker, registry, sources, streams and sinks",
+			Long: `Run the appliance: load the pipeline files (a folder means all its *.hcl
+files), start the embedded single-node broker and schema registry (unless the
+broker block names external brokers), create or update the declared topics
+and register their schemas, then run every source, stream and sink.
+
+On a terminal a live status line per component shows records/s in and out,
+lag and errors. Editing a pipeline file (or sending SIGHUP) reloads it: only
+the components whose settings changed restart, each with a final flush and
+offset commit, so no record is lost or repeated. A file with errors is
+reported and the running pipelines are kept. Ctrl-C (SIGINT) or SIGTERM stops
+everything cleanly, committing offsets.`,
+			Example: `  weir run examples/quickstart
+  weir run pipelines/ -var env=prod -var-file prod.hcl`,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return runPipelines(cmd, g, f, args)
+			},
+		}
+		f.add(cmd)
+		cmd.Flags().StringVar(&f.status, "status", "auto", "live status lines: auto (on a terminal), on, off")
+		cmd.Flags().DurationVar(&f.pollInterval, "watch-interval", time.Second, "how often pipeline files are checked for changes (0 disables; SIGHUP always reloads)")
+		return cmd
+	})
+}
+
+func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string) error {
+	opts := f.options()
+	cfg, err := loadPipelines(args, opts)
+	if err != nil {
+		return err
+	}
+	showStatus := f.status == "on" || (f.status == "auto" && term.IsTerminal(int(os.Stderr.Fd())))
+	lg := g.Logger()
+	var st *statusTerm
+	if showStatus {
+		st = &statusTerm{out: os.Stderr}
+		if l, err := termLogger(g.logLevel, st); err == nil {
+			lg = l
+		}
+		if term.IsTerminal(int(os.Stdout.Fd())) {
+			stdout.Output = st
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	brokers, registryURL := cfg.Broker.External, cfg.Broker.SchemaRegistry
+	var emb *embeddedBroker
+	if cfg.Broker.Embedded() {
+		emb, err = startEmbedded(lg, cfg.Broker)
+		if err != nil {
+			return err
+		}
+		defer emb.stop(lg)
+		brokers, registryURL = []string{emb.kafkaAddr}, emb.registryURL
+	}
+	runner, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: brokers, SchemaRegistry: registryURL,
+		Logger: lg.Named("pipelines"), Registerer: emb.registry()})
+	if err != nil {
+		return err
+	}
+	defer runner.Stop()
+	if _, err := runner.Apply(ctx, cfg); err != nil {
+		return err
+	}
+	lg.Info("pipelines running", zap.Strings("brokers", brokers), zap.String("schema_registry", registryURL),
+		zap.Int("sources", len(cfg.Sources)), zap.Int("streams", len(cfg.Streams)), zap.Int("sinks", len(cfg.Sinks)))
+
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	files := watchState(args, opts.VarFiles)
+	var watchC <-chan time.Time
+	if f.pollInterval > 0 {
+		tk := time.NewTicker(f.pollInterval)
+		defer tk.Stop()
+		watchC = tk.C
+	}
+	statusTick := time.NewTicker(time.Second)
+	defer statusTick.Stop()
+	var prev []pipelines.Status
+	prevAt := time.Now()
+	reload := func(why string) {
+		ncfg, diags := pipelines.Load(args, opts)
+		if diags.HasErrors() {
+			var out io.Writer = os.Stderr
+			if st != nil {
+				out = st
+			}
+			writeDiags(out, ncfg, diags)
+			lg.Error("pipeline files have errors; the running pipelines are kept", zap.String("trigger", why))
+			return
+		}
+		if !reflect.DeepEqual(ncfg.Broker, cfg.Broker) {
+			lg.Warn("broker settings changed; restart weir run to apply them")
+		}
+		changed, err := runner.Apply(ctx, ncfg)
+		if err != nil {
+			lg.Error("reload failed", zap.Error(err))
+			return
+		}
+		cfg = ncfg
+		lg.Info("pipelines reloaded", zap.String("trigger", why), zap.Strings("restarted", changed))
+	}
+	for {
+		select {
+		case s := <-sig:
+			if s == syscall.SIGHUP {
+				files = watchState(args, opts.VarFiles)
+				reload("SIGHUP")
+				continue
+			}
+			if st != nil {
+				st.set(nil)
+			}
+			lg.Info("shutting down: stopping pipelines (final flush and commit)", zap.String("signal", s.String()))
+			runner.Stop()
+			return nil
+		case <-watchC:
+			if now := watchState(args, opts.VarFiles); now != files {
+				files = now
+				reload("file change")
+			}
+		case <-statusTick.C:
+			if st == nil {
+				continue
+			}
+			cur := runner.Status()
+			st.set(statusLines(cur, prev, time.Since(prevAt)))
+			prev, prevAt = cur, time.Now()
+		}
+	}
+}
+
+// watchState fingerprints the pipeline files (names, sizes, mtimes).
+func watchState(args, varFiles []string) string {
+	files, _, err := pipelines.ExpandPaths(args)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var sb strings.Builder
+	for _, p := range append(files, varFiles...) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			fmt.Fprintf(&sb, "%s:missing;", p)
+			continue
+		}
+		fmt.Fprintf(&sb, "%s:%d:%d;", p, fi.Size(), fi.ModTime().UnixNano())
+	}
+	return sb.String()
+}
+
+func statusLines(cur, prev []pipelines.Status, dt time.Duration) []string {
+	old := map[string]pipelines.Status{}
+	for _, s := range prev {
+		old[s.ID] = s
+	}
+	secs := dt.Seconds()
+	if secs <= 0 {
+		secs = 1
+	}
+	w := 0
+	for _, s := range cur {
+		w = max(w, len(s.ID))
+	}
+	lines := make([]string, 0, len(cur))
+	for _, s := range cur {
+		p := old[s.ID]
+		in := (s.RecordsIn - p.RecordsIn) / secs
+		out := (s.RecordsOut - p.RecordsOut) / secs
+		if in < 0 || out < 0 {
+			in, out = 0, 0
+		}
+		line := fmt.Sprintf("%-*s  %-8s  in %7s/s  out %7s/s  lag %6s  errors %s",
+			w, s.ID, s.State, pipelines.FormatRate(in), pipelines.FormatRate(out), pipelines.FormatRate(s.Lag), pipelines.FormatRate(s.Errors))
+		if s.State == "failed" && s.LastErr != nil {
+			line += "  " + truncate(s.LastErr.Error(), 80)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// statusTerm keeps status lines at the bottom of a terminal: every write
+// (logs, stdout sinks) erases them, writes, and draws them again.
+type statusTerm struct {
+	mu    sync.Mutex
+	out   *os.File
+	lines []string
+}
+
+func (t *statusTerm) clearLocked() {
+	if n := len(t.lines); n > 0 {
+		fmt.Fprintf(t.out, "\x1b[%dA\x1b[J", n)
+	}
+}
+
+func (t *statusTerm) drawLocked() {
+	for _, l := range t.lines {
+		fmt.Fprintf(t.out, "\x1b[2K%s\n", l)
+	}
+}
+
+func (t *statusTerm) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.clearLocked()
+	n, err := t.out.Write(b)
+	t.drawLocked()
+	return n, err
+}
+
+func (t *statusTerm) Sync() error { return nil }
+
+func (t *statusTerm) set(lines []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.clearLocked()
+	t.lines = lines
+	t.drawLocked()
+}
+
+func termLogger(level string, w *statusTerm) (*zap.Logger, error) {
+	var lvl zapcore.Level
+	if err := lvl.UnmarshalText([]byte(strings.ToLower(level))); err != nil {
+		return nil, err
+	}
+	encCfg := zap.NewProductionEncoderConfig()
+	encCfg.EncodeTime = zapcore.ISO8601TimeEncoder
+	return zap.New(zapcore.NewCore(newConsoleEncoder(encCfg), w, lvl), zap.AddCaller()), nil
+}
+
+// embeddedBroker is the single-node broker and registry weir run starts.
+type embeddedBroker struct {
+	meta         *metadata.FileStore
+	logs         *log.Manager
+	srv          *kafka.Server
+	adm          *admin.Server
+	reg          *prometheus.Registry
+	stopRegistry func(context.Context) error
+	kafkaAddr    string
+	registryURL  string
+}
+
+func (e *embeddedBroker) registry() prometheus.Registerer {
+	if e == nil {
+		return nil
+	}
+	return e.reg
+}
+
+func startEmbedded(lg *zap.Logger, b *pipelines.Broker) (e *embeddedBroker, err error) {
+	bcfg, err := topicconfig.NewBroker(b.Configs)
+	if err != nil {
+		return nil, fmt.Errorf("broker config: %w", err)
+	}
+	if err := os.MkdirAll(b.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("broker data_dir: %w", err)
+	}
+	e = &embeddedBroker{reg: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			e.stop(lg)
+		}
+	}()
+	if e.meta, err = metadata.OpenFile(b.DataDir, lg.Named("metadata")); err != nil {
+		return e, err
+	}
+	if _, err = e.meta.InitCluster(context.Background(), metadata.NewUUID().String()); err != nil {
+		return e, fmt.Errorf("initializing cluster metadata in %s: %w", b.DataDir, err)
+	}
+	if e.logs, err = log.NewManager(vfs.OS, b.DataDir, log.ManagerOptions{Logger: lg.Named("log"),
+		RetentionCheckInterval: bcfg.RetentionCheckInterval()}); err != nil {
+		return e, err
+	}
+	kcfg := kafka.DefaultConfig()
+	kcfg.Addr = b.KafkaAddr
+	kcfg.Metadata = e.meta
+	kcfg.Logs = e.logs
+	kcfg.BrokerConfig = bcfg
+	kcfg.Logger = lg.Named("kafka")
+	kcfg.Registerer = e.reg
+	srv, err := kafka.New(kcfg)
+	if err != nil {
+		return e, err
+	}
+	if err = srv.Start(); err != nil {
+		return e, fmt.Errorf("kafka listener %s: %w", b.KafkaAddr, err)
+	}
+	e.srv = srv
+	e.kafkaAddr = srv.Addr().String()
+	if a := strings.TrimSpace(b.AdminAddr); a != "" && !strings.EqualFold(a, "off") {
+		e.adm, err = admin.New(admin.Config{Addr: a, Registry: e.reg, Logger: lg.Named("admin")})
+		if err != nil {
+			return e, fmt.Errorf("admin listener %s: %w", a, err)
+		}
+		e.adm.Start()
+	}
+	stop, bound, err := startRegistry(lg.Named("registry"), b.RegistryAddr, e.kafkaAddr, e.meta, true)
+	if err != nil {
+		return e, err
+	}
+	e.stopRegistry = stop
+	if bound != "" {
+		e.registryURL = "http://" + dialable(bound)
+	}
+	lg.Info("embedded broker started", zap.String("kafka_addr", e.kafkaAddr), zap.String("schema_registry", e.registryURL),
+		zap.String("data_dir", b.DataDir))
+	return e, nil
+}
+
+// dialable turns a listen address (":8081", "[::]:8081") into one
+// clients can dial.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func (e *embeddedBroker) stop(lg *zap.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errs []error
+	if e.stopRegistry != nil {
+		errs = append(errs, e.stopRegistry(ctx))
+	}
+	if e.srv != nil {
+		errs = append(errs, e.srv.Shutdown(ctx))
+	}
+	if e.adm != nil {
+		errs = append(errs, e.adm.Shutdown(ctx))
+	}
+	if e.logs != nil {
+		errs = append(errs, e.logs.Close())
+	}
+	if e.meta != nil {
+		errs = append(errs, e.meta.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		lg.Warn("embedded broker shutdown", zap.Error(err))
+	}
+}

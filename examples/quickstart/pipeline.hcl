@@ -1,0 +1,89 @@
+# weir quickstart: tail a sample application log, parse it, store it as Avro
+# in a topic, pick out slow requests with a stream, and write everything to a
+# file and the slow requests to the terminal. No external services.
+
+variable "kafka_addr" {
+  type        = string
+  default     = "127.0.0.1:9092"
+  description = "Kafka listener of the embedded broker (any Kafka client can read the topics)."
+}
+
+variable "registry_addr" {
+  type        = string
+  default     = "127.0.0.1:8081"
+  description = "Schema registry listener (Confluent API)."
+}
+
+variable "env" {
+  type    = string
+  default = "dev"
+}
+
+variable "slow_ms" {
+  type    = number
+  default = 500
+}
+
+broker {
+  data_dir      = "${path.root}/.weir"
+  kafka_addr    = var.kafka_addr
+  registry_addr = var.registry_addr
+}
+
+topic "app_logs" {
+  partitions = 3
+  schema     = file("app_log.avsc")
+  config = {
+    "retention.ms" = 604800000 # 7 days
+  }
+}
+
+topic "slow_requests" {
+  partitions = 1
+}
+
+# Lines look like:
+# 2024-05-01T10:00:00.120Z INFO  [checkout] order placed user=alice duration=35ms
+source "file" "app" {
+  topic   = topic.app_logs
+  include = ["${path.root}/data/*.log"]
+
+  parse_regex {
+    pattern = "^(?P<time>\\S+)\\s+(?P<level>[A-Z]+)\\s+\\[(?P<service>[^\\]]+)\\]\\s+(?P<msg>.*?)(?:\\s+duration=(?P<duration_ms>\\d+)ms)?$"
+  }
+  parse_timestamp {
+    field  = "time"
+    layout = "rfc3339"
+  }
+  set {
+    level = lower(record.level)
+    env   = var.env
+  }
+  filter {
+    condition = record.level != "debug"
+  }
+}
+
+stream "slow" {
+  from = [topic.app_logs]
+  to   = topic.slow_requests
+
+  filter {
+    condition = record.duration_ms != null && record.duration_ms >= var.slow_ms
+  }
+  set {
+    alert = "${record.service} took ${record.duration_ms}ms: ${record.msg}"
+  }
+  remove {
+    fields = ["file"]
+  }
+}
+
+sink "file" "archive" {
+  from = [topic.app_logs]
+  path = "${path.root}/out/app_logs.jsonl"
+}
+
+sink "stdout" "console" {
+  from = [topic.slow_requests]
+}
