@@ -1,0 +1,394 @@
+// Package mariadbtest runs a real MariaDB server for the MySQL CDC
+// connector's tests: Debian's mariadbd (package mariadb-server), started
+// once per test process with its own data directory (initialised by
+// mariadb-install-db), a free TCP port on 127.0.0.1, a socket in the data
+// directory, and the binlog settings CDC needs (log_bin, ROW format, FULL
+// row image, FULL row metadata, a server id). Grant tables are real: the
+// admin and replication users have passwords, so wrong-credential tests
+// are real too.
+//
+// A test binary calls Main from TestMain; Shared starts the server on
+// first use and Main stops it at the end. The server runs under a small
+// shell watchdog that kills it when the test process's stdin pipe closes,
+// so a crashed or killed test binary never leaves a mariadbd behind.
+//
+// When mariadbd is missing the tests that need it are skipped, unless the
+// environment variable CI is "true": then they fail.
+package mariadbtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// Credentials of the users the server is initialised with.
+const (
+	AdminUser     = "admin" // ALL PRIVILEGES WITH GRANT OPTION, from any host
+	AdminPassword = "admin-secret"
+	CDCUser       = "cdc" // SELECT, RELOAD, REPLICATION SLAVE/CLIENT, BINLOG MONITOR, PROCESS
+	CDCPassword   = "cdc-secret"
+	ServerID      = 1
+)
+
+// Server is a running mariadbd.
+type Server struct {
+	Host    string // 127.0.0.1
+	Port    int
+	Dir     string // data directory (and socket, logs)
+	Version string
+
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	exited chan struct{}
+	dbSeq  atomic.Int64
+}
+
+var (
+	mu        sync.Mutex
+	shared    *Server
+	sharedErr error
+)
+
+// Main runs the package's tests and stops the shared server afterwards:
+// func TestMain(m *testing.M) { mariadbtest.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// Stop stops the shared server (Main does it).
+func Stop() {
+	mu.Lock()
+	defer mu.Unlock()
+	if shared != nil {
+		shared.stop()
+		shared = nil
+	}
+}
+
+func binary(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, d := range []string{"/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"} {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found (install Debian's mariadb-server: apt-get install -y mariadb-server)", name)
+}
+
+// Available reports whether mariadbd is installed.
+func Available() error {
+	if _, err := binary("mariadbd"); err != nil {
+		return err
+	}
+	_, err := binary("mariadb-install-db")
+	return err
+}
+
+// Shared returns the test process's server, starting it on first use. It
+// skips tb when MariaDB is not installed (fails when CI=true).
+func Shared(tb testing.TB) *Server {
+	tb.Helper()
+	if err := Available(); err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("mariadbtest: %v (CI=true: MariaDB is required)", err)
+		}
+		tb.Skipf("mariadbtest: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if shared == nil && sharedErr == nil {
+		shared, sharedErr = start()
+	}
+	if sharedErr != nil {
+		tb.Fatalf("mariadbtest: %v", sharedErr)
+	}
+	return shared
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+const initSQL = `
+CREATE USER IF NOT EXISTS 'admin'@'%' IDENTIFIED BY 'admin-secret';
+GRANT ALL PRIVILEGES ON *.* TO 'admin'@'%' WITH GRANT OPTION;
+CREATE USER IF NOT EXISTS 'cdc'@'%' IDENTIFIED BY 'cdc-secret';
+GRANT SELECT, RELOAD, PROCESS, REPLICATION SLAVE, REPLICATION CLIENT, BINLOG MONITOR, LOCK TABLES ON *.* TO 'cdc'@'%';
+FLUSH PRIVILEGES;
+`
+
+func start() (*Server, error) {
+	mysqld, err := binary("mariadbd")
+	if err != nil {
+		return nil, err
+	}
+	installDB, err := binary("mariadb-install-db")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "weir-mariadbtest-")
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	user := []string{}
+	if os.Geteuid() == 0 {
+		user = []string{"--user=root"}
+	}
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal",
+		"--skip-test-db"}, user...)
+	out, err := exec.Command(installDB, args...).CombinedOutput()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "init.sql"), []byte(initSQL), 0o644); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	sargs := append([]string{"--no-defaults"}, user...)
+	sargs = append(sargs,
+		"--datadir="+data,
+		"--port="+strconv.Itoa(port),
+		"--bind-address=127.0.0.1",
+		"--socket="+filepath.Join(dir, "mysqld.sock"),
+		"--pid-file="+filepath.Join(dir, "mysqld.pid"),
+		"--log-error="+filepath.Join(dir, "error.log"),
+		"--init-file="+filepath.Join(dir, "init.sql"),
+		"--log-bin="+filepath.Join(data, "mysql-bin"),
+		"--binlog-format=ROW",
+		"--binlog-row-image=FULL",
+		"--binlog-row-metadata=FULL",
+		"--server-id="+strconv.Itoa(ServerID),
+		"--skip-name-resolve",
+		"--innodb-buffer-pool-size=256M",
+		"--innodb-flush-log-at-trx-commit=2",
+		"--sync-binlog=0",
+		"--max-connections=200",
+		"--max-allowed-packet=64M",
+	)
+	// The watchdog: sh starts mariadbd, and a background reader of sh's
+	// stdin (a pipe from this process) kills it when the pipe closes —
+	// at Stop, or when this process dies for any reason.
+	// (An asynchronous list's stdin is /dev/null unless redirected, hence fd 3.)
+	script := `exec 3<&0; "$0" "$@" </dev/null >/dev/null 2>&1 & p=$!; { cat <&3 >/dev/null; kill -9 $p 2>/dev/null; } & wait $p`
+	cmd := exec.Command("/bin/sh", append([]string{"-c", script, mysqld}, sargs...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting mariadbd: %w", err)
+	}
+	s := &Server{Host: "127.0.0.1", Port: port, Dir: dir, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	go func() { cmd.Wait(); close(s.exited) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
+		if err == nil {
+			s.Version = c.GetServerVersion()
+			c.Close()
+			return s, nil
+		}
+		select {
+		case <-s.exited:
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			s.stop()
+			return nil, fmt.Errorf("mariadbd exited during startup: %s", tail(log, 3000))
+		default:
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			s.stop()
+			return nil, fmt.Errorf("mariadbd did not accept connections within 60s (last: %v): %s", err, tail(log, 3000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+func (s *Server) stop() {
+	s.stdin.Close()
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.exited
+	}
+	os.RemoveAll(s.Dir)
+}
+
+// Addr is host:port.
+func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
+
+// Conn opens an admin connection (closed at cleanup) on database db ("":
+// none).
+func (s *Server) Conn(tb testing.TB, db string) *client.Conn {
+	tb.Helper()
+	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
+	if err != nil {
+		tb.Fatalf("mariadbtest: connecting as %s: %v", AdminUser, err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Exec runs statements on a fresh admin connection, failing tb on error.
+func (s *Server) Exec(tb testing.TB, db string, stmts ...string) {
+	tb.Helper()
+	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
+	if err != nil {
+		tb.Fatalf("mariadbtest: connecting: %v", err)
+	}
+	defer c.Close()
+	for _, q := range stmts {
+		if _, err := c.Execute(q); err != nil {
+			tb.Fatalf("mariadbtest: %s: %v", q, err)
+		}
+	}
+}
+
+// Query runs one query on a fresh admin connection and returns the rows
+// as strings (SQL NULL as "NULL").
+func (s *Server) Query(tb testing.TB, db, q string) [][]string {
+	tb.Helper()
+	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
+	if err != nil {
+		tb.Fatalf("mariadbtest: connecting: %v", err)
+	}
+	defer c.Close()
+	r, err := c.Execute(q)
+	if err != nil {
+		tb.Fatalf("mariadbtest: %s: %v", q, err)
+	}
+	defer r.Close()
+	out := make([][]string, len(r.Values))
+	for i, row := range r.Values {
+		out[i] = make([]string, len(row))
+		for j := range row {
+			switch row[j].Type {
+			case mysql.FieldValueTypeNull:
+				out[i][j] = "NULL"
+			case mysql.FieldValueTypeString:
+				out[i][j] = string(row[j].AsString())
+			default:
+				out[i][j] = row[j].String()
+			}
+		}
+	}
+	return out
+}
+
+// NewDatabase creates a database with a unique name for tb and drops it
+// at cleanup.
+func (s *Server) NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	name := fmt.Sprintf("t%d_%s", s.dbSeq.Add(1), sanitize(tb.Name()))
+	if len(name) > 60 {
+		name = name[:60]
+	}
+	s.Exec(tb, "", "CREATE DATABASE `"+name+"`")
+	tb.Cleanup(func() {
+		c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
+		if err == nil {
+			c.Execute("DROP DATABASE IF EXISTS `" + name + "`")
+			c.Close()
+		}
+	})
+	return name
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// KillConnections kills every server connection whose command (as SHOW
+// PROCESSLIST reports it, e.g. "Binlog Dump") or user matches, and
+// returns how many it killed.
+func (s *Server) KillConnections(tb testing.TB, match func(user, command string) bool) int {
+	tb.Helper()
+	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
+	if err != nil {
+		tb.Fatalf("mariadbtest: connecting: %v", err)
+	}
+	defer c.Close()
+	r, err := c.Execute("SELECT ID, USER, COMMAND FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()")
+	if err != nil {
+		tb.Fatalf("mariadbtest: processlist: %v", err)
+	}
+	n := 0
+	for _, row := range r.Values {
+		id, user, cmd := row[0].AsInt64(), string(row[1].AsString()), string(row[2].AsString())
+		if match(user, cmd) {
+			if _, err := c.Execute(fmt.Sprintf("KILL %d", id)); err != nil {
+				var me *mysql.MyError
+				if errors.As(err, &me) && me.Code == mysql.ER_NO_SUCH_THREAD {
+					continue
+				}
+				tb.Fatalf("mariadbtest: KILL %d: %v", id, err)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// WaitReady polls until the server answers or ctx ends.
+func (s *Server) WaitReady(ctx context.Context) error {
+	for {
+		c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
