@@ -77,7 +77,9 @@ func (e *env) run(cfg Config) *running {
 	rt := &connectors.Runtime{Brokers: []string{e.b.Addr}, Logger: zap.NewNop()}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1), src: src}
-	go func() { r.done <- rt.RunSource(ctx, cfg.Name, src, connectors.SourceOptions{Topic: "unused-" + cfg.Name}) }()
+	go func() {
+		r.done <- rt.RunSource(ctx, cfg.Name, src, connectors.SourceOptions{Topic: "unused-" + cfg.Name})
+	}()
 	e.t.Cleanup(func() { r.stop() })
 	return r
 }

@@ -197,20 +197,20 @@ func (canalEncoder) key(_ context.Context, t *tableState, row []any) ([]byte, er
 }
 
 type flatMessage struct {
-	Data      []map[string]any `json:"data"`
-	Database  string           `json:"database"`
-	ES        int64            `json:"es"`
-	ID        int64            `json:"id"`
-	IsDdl     bool             `json:"isDdl"`
+	Data      []map[string]any  `json:"data"`
+	Database  string            `json:"database"`
+	ES        int64             `json:"es"`
+	ID        int64             `json:"id"`
+	IsDdl     bool              `json:"isDdl"`
 	MysqlType map[string]string `json:"mysqlType"`
-	Old       []map[string]any `json:"old"`
-	PkNames   []string         `json:"pkNames"`
-	SQL       string           `json:"sql"`
-	SQLType   map[string]int   `json:"sqlType"`
-	Table     string           `json:"table"`
-	TS        int64            `json:"ts"`
-	Type      string           `json:"type"`
-	GTID      string           `json:"gtid,omitempty"`
+	Old       []map[string]any  `json:"old"`
+	PkNames   []string          `json:"pkNames"`
+	SQL       string            `json:"sql"`
+	SQLType   map[string]int    `json:"sqlType"`
+	Table     string            `json:"table"`
+	TS        int64             `json:"ts"`
+	Type      string            `json:"type"`
+	GTID      string            `json:"gtid,omitempty"`
 }
 
 var canalTypes = map[byte]string{'c': "INSERT", 'r': "INSERT", 'u': "UPDATE", 'd': "DELETE"}

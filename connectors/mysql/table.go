@@ -360,7 +360,7 @@ func fromInfoSchema(db, name string, cols []infoColumn, pk []string) *Table {
 	return t
 }
 
-// parseMembers parses enum('a','b''c') / set(...) member lists.
+// parseMembers parses enum('a','b”c') / set(...) member lists.
 func parseMembers(colType string) []string {
 	i := strings.IndexByte(colType, '(')
 	if i < 0 {
