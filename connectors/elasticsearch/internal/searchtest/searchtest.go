@@ -292,6 +292,9 @@ func (s *Server) Stop() {
 	})
 }
 
+// PID is the server's process id (to read its CPU time in benchmarks).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Kill stops the server abruptly (SIGKILL), for tests of an unavailable
 // destination.
 func (s *Server) Kill() {
