@@ -38,7 +38,7 @@ reported and left alone.`,
 						return err
 					}
 					if _, diags := hclsyntax.ParseConfig(src, f, hcl.InitialPos); diags.HasErrors() {
-						writeDiags(os.Stderr, nil, diags)
+						writeDiags(cmd.ErrOrStderr(), nil, diags)
 						broken++
 						continue
 					}

@@ -14,7 +14,7 @@ func init() {
 			Short:   "Print the pipeline graph (sources → topics → streams → sinks) as Graphviz DOT",
 			Example: `  weir graph examples/quickstart | dot -Tsvg > pipeline.svg`,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				cfg, err := loadPipelines(args, pf.options())
+				cfg, err := loadPipelines(cmd.ErrOrStderr(), args, pf.options())
 				if err != nil {
 					return err
 				}

@@ -74,7 +74,7 @@ everything cleanly, committing offsets.`,
 
 func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string) error {
 	opts := f.options()
-	cfg, err := loadPipelines(args, opts)
+	cfg, err := loadPipelines(cmd.ErrOrStderr(), args, opts)
 	if err != nil {
 		return err
 	}

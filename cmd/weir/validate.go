@@ -46,9 +46,9 @@ func writeDiags(w io.Writer, cfg *pipelines.Config, diags hcl.Diagnostics) {
 
 // loadPipelines loads paths and prints the diagnostics; it fails when
 // there are errors.
-func loadPipelines(paths []string, opts pipelines.Options) (*pipelines.Config, error) {
+func loadPipelines(w io.Writer, paths []string, opts pipelines.Options) (*pipelines.Config, error) {
 	cfg, diags := pipelines.Load(paths, opts)
-	writeDiags(os.Stderr, cfg, diags)
+	writeDiags(w, cfg, diags)
 	if diags.HasErrors() {
 		n := 0
 		for _, d := range diags {
@@ -79,7 +79,7 @@ against each connector kind's declared spec. No broker is needed.`,
 			Example: `  weir validate examples/quickstart
   weir validate pipeline.hcl -var env=prod`,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				cfg, err := loadPipelines(args, pf.options())
+				cfg, err := loadPipelines(cmd.ErrOrStderr(), args, pf.options())
 				if err != nil {
 					return err
 				}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	weirBinOnce sync.Once
+	weirBin     string
+	weirBinErr  error
+)
+
+// buildWeir builds the weir binary once per test process.
+func buildWeir(t *testing.T) string {
+	t.Helper()
+	weirBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "weir-bin-")
+		if err != nil {
+			weirBinErr = err
+			return
+		}
+		weirBin = filepath.Join(dir, "weir")
+		out, err := exec.Command("go", "build", "-o", weirBin, ".").CombinedOutput()
+		if err != nil {
+			weirBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if weirBinErr != nil {
+		t.Fatal(weirBinErr)
+	}
+	return weirBin
+}
+
+// copyDir copies the regular files of src (recursively) to dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if fi.IsDir() {
+			if rel == ".weir" || rel == "out" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type jsonLines []map[string]any
+
+func readJSONLines(t *testing.T, path string) jsonLines {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out jsonLines
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %q: %v", path, sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+type weirProc struct {
+	cmd    *exec.Cmd
+	stdout *syncBuf
+	stderr *syncBuf
+	done   chan error
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startWeirRun(t *testing.T, bin, dir string, args ...string) *weirProc {
+	t.Helper()
+	p := &weirProc{stdout: &syncBuf{}, stderr: &syncBuf{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(bin, append([]string{"run", dir, "--var", "kafka_addr=127.0.0.1:0", "--var", "registry_addr=127.0.0.1:0", "--log-format", "json"}, args...)...)
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// interrupt sends SIGINT and waits for a clean exit.
+func (p *weirProc) interrupt(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("weir run exited with %v after SIGINT\nstderr:\n%s", err, p.stderr.String())
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatalf("weir run did not stop within 40s of SIGINT\nstderr:\n%s", p.stderr.String())
+	}
+}
+
+func waitFor(t *testing.T, timeout time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestRunQuickstart runs `weir run examples/quickstart` (a copy) as a
+// process: records must reach the output file within 10 s of start, the
+// stdout sink prints the slow requests, Ctrl-C exits cleanly, and a
+// second run resumes without repeating anything.
+func TestRunQuickstart(t *testing.T) {
+	bin := buildWeir(t)
+	dir := filepath.Join(t.TempDir(), "quickstart")
+	copyDir(t, "../../examples/quickstart", dir)
+	out := filepath.Join(dir, "out", "app_logs.jsonl")
+
+	start := time.Now()
+	p := startWeirRun(t, bin, dir)
+	waitFor(t, 10*time.Second, func() error {
+		if n := len(readJSONLines(t, out)); n != 59 {
+			return fmt.Errorf("%s has %d lines, want the 59 non-debug lines of data/app.log\nstderr:\n%s", out, n, p.stderr.String())
+		}
+		return nil
+	})
+	t.Logf("59 records end to end %v after start", time.Since(start).Round(time.Millisecond))
+	lines := readJSONLines(t, out)
+	for _, m := range lines {
+		if m["level"] == "debug" || m["env"] != "dev" || m["service"] == "" {
+			t.Fatalf("record not parsed and transformed: %v", m)
+		}
+		if ts, _ := m["time"].(string); !strings.HasPrefix(ts, "2024-05-01T10:") {
+			t.Fatalf("time not parsed: %v", m)
+		}
+	}
+	waitFor(t, 10*time.Second, func() error {
+		if !strings.Contains(p.stdout.String(), `"alert":"search took`) {
+			return fmt.Errorf("stdout sink printed no slow request yet: %q", p.stdout.String())
+		}
+		return nil
+	})
+	p.interrupt(t)
+
+	// Second run: positions and offsets were committed, so only a new line
+	// comes through.
+	p2 := startWeirRun(t, bin, dir)
+	f, err := os.OpenFile(filepath.Join(dir, "data", "app.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "2024-05-01T11:00:00.000Z ERROR [checkout] order failed: out of stock user=erin duration=700ms")
+	f.Close()
+	waitFor(t, 20*time.Second, func() error {
+		if n := len(readJSONLines(t, out)); n != 60 {
+			return fmt.Errorf("%s has %d lines, want 60\nstderr:\n%s", out, n, p2.stderr.String())
+		}
+		return nil
+	})
+	if last := readJSONLines(t, out)[59]; last["level"] != "error" || last["duration_ms"] != 700.0 {
+		t.Fatalf("appended line arrived as %v", last)
+	}
+	p2.interrupt(t)
+}
+
+func TestValidateFmtGraph(t *testing.T) {
+	out := mustWeir(t, "", "validate", "../../examples/quickstart")
+	if !strings.Contains(out, "valid: 2 topics, 1 sources, 1 streams, 2 sinks") {
+		t.Fatalf("validate: %q", out)
+	}
+	dot := mustWeir(t, "", "graph", "../../examples/quickstart")
+	for _, want := range []string{`"source.app" -> "topic.app_logs"`, `"topic.app_logs" -> "stream.slow"`, `"stream.slow" -> "topic.slow_requests"`, `"topic.slow_requests" -> "sink.console"`} {
+		if !strings.Contains(dot, want) {
+			t.Fatalf("graph lacks %s:\n%s", want, dot)
+		}
+	}
+	mustWeir(t, "", "fmt", "--check", "../../examples/quickstart")
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.hcl")
+	os.WriteFile(bad, []byte("topic \"a\" {\n  partitons = 2\n}\nsink \"stdout\" \"s\" {\n  from = topic.b\n}\n"), 0o644)
+	_, stderr, err := runWeir(t, "", "validate", bad)
+	if err == nil || !strings.Contains(err.Error(), "2 errors") {
+		t.Fatalf("validate of a bad file: err %v", err)
+	}
+	for _, want := range []string{bad + `:2:3: error: Unsupported argument`, bad + `:5:10: error: Reference to undeclared topic`, "  partitons = 2"} {
+		if !strings.Contains(stderr, want) {
+			t.Fatalf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+
+	ugly := filepath.Join(dir, "ugly.hcl")
+	os.WriteFile(ugly, []byte("topic \"a\" {\npartitions=2\n    replication_factor = 1\n}\n"), 0o644)
+	if _, _, err := runWeir(t, "", "fmt", "--check", ugly); err == nil {
+		t.Fatal("fmt --check accepted an unformatted file")
+	}
+	mustWeir(t, "", "fmt", ugly)
+	b, _ := os.ReadFile(ugly)
+	if want := "topic \"a\" {\n  partitions         = 2\n  replication_factor = 1\n}\n"; string(b) != want {
+		t.Fatalf("fmt wrote %q, want %q", b, want)
+	}
+	mustWeir(t, "", "fmt", "--check", ugly)
+}
