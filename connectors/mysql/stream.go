@@ -381,7 +381,7 @@ func (st *streamer) table(tm *replication.TableMapEvent) (*tableState, error) {
 		return t, nil
 	}
 	db, name := string(tm.Schema), string(tm.Table)
-	t, ok := fromTableMap(tm)
+	t, ok := fromTableMap(tm, st.s.si.flavor)
 	if !ok {
 		live := st.live[db+"."+name]
 		if live == nil {
@@ -399,7 +399,7 @@ func (st *streamer) table(tm *replication.TableMapEvent) (*tableState, error) {
 			}
 			st.live[db+"."+name] = live
 		}
-		if err := live.checkAgainstMap(tm); err != nil {
+		if err := live.checkAgainstMap(tm, st.s.si.flavor); err != nil {
 			return nil, err
 		}
 		cp := *live

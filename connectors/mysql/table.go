@@ -152,13 +152,13 @@ func (t *Table) assignFields() {
 // fromTableMap builds the schema from a TableMapEvent carrying
 // binlog_row_metadata=FULL metadata (column names). It returns ok=false
 // when the event has no column names.
-func fromTableMap(e *replication.TableMapEvent) (*Table, bool) {
+func fromTableMap(e *replication.TableMapEvent, flavor string) (*Table, bool) {
 	names := e.ColumnNameString()
 	if len(names) != int(e.ColumnCount) {
 		return nil, false
 	}
 	t := &Table{DB: string(e.Schema), Name: string(e.Table)}
-	unsigned := e.UnsignedMap()
+	unsigned := unsignedMap(e, flavor)
 	coll := e.CollationMap()
 	enums := e.EnumStrValueMap()
 	sets := e.SetStrValueMap()
@@ -183,6 +183,26 @@ func fromTableMap(e *replication.TableMapEvent) (*Table, bool) {
 }
 
 const binaryCollation = 63
+
+// unsignedMap decodes the signedness bitmap (one bit per numeric column).
+// go-mysql's TableMapEvent.UnsignedMap misaligns on MariaDB, which also
+// gives BIT columns a bit (found by TestTypes).
+func unsignedMap(e *replication.TableMapEvent, flavor string) map[int]bool {
+	out := map[int]bool{}
+	bit := 0
+	for i := 0; i < int(e.ColumnCount); i++ {
+		tp := e.ColumnType[i]
+		numeric := e.IsNumericColumn(i) || (tp == gmysql.MYSQL_TYPE_BIT && flavor == gmysql.MariaDBFlavor)
+		if !numeric {
+			continue
+		}
+		if bit/8 < len(e.SignednessBitmap) && e.SignednessBitmap[bit/8]&(0x80>>uint(bit%8)) != 0 {
+			out[i] = true
+		}
+		bit++
+	}
+	return out
+}
 
 var intBits = map[byte]int{gmysql.MYSQL_TYPE_TINY: 8, gmysql.MYSQL_TYPE_SHORT: 16, gmysql.MYSQL_TYPE_INT24: 24,
 	gmysql.MYSQL_TYPE_LONG: 32, gmysql.MYSQL_TYPE_LONGLONG: 64}
@@ -402,12 +422,12 @@ func parseMembers(colType string) []string {
 // checkAgainstMap verifies that a schema taken from information_schema
 // can decode rows described by a TableMapEvent without FULL metadata:
 // same column count and the same kind for every column.
-func (t *Table) checkAgainstMap(e *replication.TableMapEvent) error {
+func (t *Table) checkAgainstMap(e *replication.TableMapEvent, flavor string) error {
 	if int(e.ColumnCount) != len(t.Columns) {
 		return fmt.Errorf("%w: binlog rows of %s have %d columns, the table now has %d; the server must log binlog_row_metadata=FULL (MariaDB 10.5+, MySQL 8.0.1+) for weir to decode rows written before a DDL",
 			ErrSchemaMismatch, t.fullName(), e.ColumnCount, len(t.Columns))
 	}
-	unsigned := e.UnsignedMap()
+	unsigned := unsignedMap(e, flavor)
 	coll := e.CollationMap()
 	for i, c := range t.Columns {
 		k, _, _, _, typ := binlogKind(e.ColumnType[i], e.ColumnMeta[i], unsigned[i], coll[i])
