@@ -185,17 +185,29 @@ if missing).`,
 }
 
 // profileFlags are the load generator's own profiling outputs.
-type profileFlags struct{ cpu, trace string }
+type profileFlags struct {
+	cpu, trace string
+	cmd        *cobra.Command // its output gets the process's CPU line
+}
 
 func addProfileFlags(cmd *cobra.Command) *profileFlags {
-	p := new(profileFlags)
+	p := &profileFlags{cmd: cmd}
 	cmd.Flags().StringVar(&p.cpu, "cpuprofile", "", "write the load generator's CPU profile to this file (go tool pprof)")
 	cmd.Flags().StringVar(&p.trace, "trace", "", "write the load generator's execution trace to this file (go tool trace)")
 	return p
 }
 
-// run runs f with the requested profiles recording.
+// run runs f with the requested profiles recording, then prints the
+// load generator's CPU time and its time waiting for a CPU (Linux), which
+// tells a busy machine from a slow broker.
 func (p *profileFlags) run(f func() error) error {
+	if before, err := bench.ReadSchedStat(0); err == nil {
+		defer func() {
+			if after, err := bench.ReadSchedStat(0); err == nil {
+				fmt.Fprintf(p.cmd.OutOrStdout(), "load generator process: %s\n", after.Sub(before))
+			}
+		}()
+	}
 	if p.cpu != "" {
 		fh, err := os.Create(p.cpu)
 		if err != nil {

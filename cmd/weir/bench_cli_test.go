@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -28,7 +29,7 @@ func TestBenchRoundTripAndProfiles(t *testing.T) {
 		}
 	}
 	out = mustWeir(t, "", "bench", "produce", "--brokers", b, "--topic", "bw", "--records", "3000", "--warmup-records", "1000", "--partitions", "0", "--report-interval", "-1s")
-	if !strings.Contains(out, "2000 records sent (after 1000 warm-up records)") {
+	if !strings.Contains(out, "2000 records sent (after 1000 warm-up records)") || (runtime.GOOS == "linux" && !strings.Contains(out, "load generator process: cpu ")) {
 		t.Fatalf("bench produce with warm-up:\n%s", out)
 	}
 	if _, _, err := runWeir(t, "", "bench", "roundtrip", "--brokers", b, "--mode", "nope"); err == nil {
