@@ -112,7 +112,7 @@ func (l *loader) decodeTopicNames(blocks []*hcl.Block) hcl.Diagnostics {
 		}
 		if prev, ok := byName[name]; ok && prev != b {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate topic name",
-				Detail: fmt.Sprintf("Topic %q is also declared at %s.", name, prev.DefRange), Subject: b.DefRange.Ptr()})
+				Detail: fmt.Sprintf("Topic %q is also declared at %s.", name, pos(prev.DefRange)), Subject: b.DefRange.Ptr()})
 		}
 		byName[name] = b
 		if _, ok := l.topicNames[label]; ok {

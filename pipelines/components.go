@@ -50,11 +50,11 @@ func (l *loader) lookupKind(b *hcl.Block, wantSource bool) (*connectors.Kind, hc
 	}
 	k, err := lookupKind(l.opts.Registry, b.Labels[0], wantSource)
 	if err == nil && k.IsSource() != wantSource {
-		other := "source"
+		other := "sink"
 		if k.IsSource() {
-			other = "sink"
+			other = "source"
 		}
-		err = fmt.Errorf("%q is a %s kind", k.Name, other)
+		err = fmt.Errorf("%q is a %s kind", b.Labels[0], other)
 	}
 	if err != nil {
 		detail := fmt.Sprintf("There is no %s kind %q.%s Known %s kinds: %s.", typ, b.Labels[0], suggest(b.Labels[0], names), typ, joinNames(names))
@@ -146,6 +146,13 @@ func (l *loader) decodeSettings(b *hcl.Block, k *connectors.Kind, c *hcl.BodyCon
 	}
 	if !ok || c == nil {
 		return raw, nil, diags
+	}
+	for _, f := range k.Spec.Fields {
+		if _, set := raw[f.Name]; f.Required && !set && f.Name != registrySetting && f.Name != brokersSetting {
+			// Reported by the body schema (or by the meta-argument that
+			// failed): checking the whole spec would only repeat it.
+			return raw, nil, diags
+		}
 	}
 	cfg, err := DecodeConnector(k, raw, RunSettings{SchemaRegistry: l.opts.SchemaRegistryURL, Brokers: l.opts.Brokers})
 	if err != nil {

@@ -115,7 +115,7 @@ func LoadSources(srcs []SourceFile, dir string, opts Options) (*Config, hcl.Diag
 	l := &loader{opts: opts, dir: dir, parser: hclparse.NewParser(),
 		cfg:        &Config{Dir: dir, Files: map[string]*hcl.File{}},
 		topicNames: map[string]string{}, transforms: map[string]*hcl.Block{},
-		declared: map[string]hcl.Range{}}
+		declared: map[string]hcl.Range{}, poisoned: map[string]bool{}}
 	var diags hcl.Diagnostics
 	var contents []*hcl.BodyContent
 	for _, s := range srcs {
@@ -161,6 +161,7 @@ type loader struct {
 	ctx        *hcl.EvalContext
 	ctxReady   bool
 	varsJSON   string
+	poisoned   map[string]bool // "var.x", "local.y" that failed
 	edges      []Edge
 }
 
@@ -201,7 +202,7 @@ func (l *loader) load(contents []*hcl.BodyContent) hcl.Diagnostics {
 	if len(byType["broker"]) > 1 {
 		b := byType["broker"][1]
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate broker block",
-			Detail:  fmt.Sprintf("Only one broker block is allowed; the first is at %s.", byType["broker"][0].DefRange),
+			Detail:  fmt.Sprintf("Only one broker block is allowed; the first is at %s.", pos(byType["broker"][0].DefRange)),
 			Subject: b.DefRange.Ptr()})
 	}
 	var bb *hcl.Block
@@ -209,7 +210,12 @@ func (l *loader) load(contents []*hcl.BodyContent) hcl.Diagnostics {
 		bb = byType["broker"][0]
 	}
 	diags = append(diags, l.decodeBroker(bb)...)
-	topics := byType["topic"]
+	var topics []*hcl.Block
+	for _, b := range byType["topic"] {
+		if l.declared["topic."+b.Labels[0]] == b.DefRange {
+			topics = append(topics, b)
+		}
+	}
 	diags = append(diags, l.decodeTopicNames(topics)...)
 	l.buildContext(l.topicNames)
 	for _, b := range topics {
@@ -260,7 +266,7 @@ func (l *loader) dup(what, name string, b *hcl.Block) *hcl.Diagnostic {
 			label = "source, stream or sink"
 		}
 		return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("Duplicate %s %q", label, name),
-			Detail:  fmt.Sprintf("A %s named %q is already declared at %s; names must be unique.", label, name, prev),
+			Detail:  fmt.Sprintf("A %s named %q is already declared at %s; names must be unique.", label, name, pos(prev)),
 			Subject: b.LabelRanges[len(b.LabelRanges)-1].Ptr()}
 	}
 	l.declared[key] = b.DefRange
@@ -390,10 +396,35 @@ func (l *loader) ctxHasTopics() bool {
 	return ok
 }
 
+// pos renders a range's start as file:line:col.
+func pos(r hcl.Range) string {
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}
+
+// suppressed is returned for expressions that use a variable or local
+// that already failed: it stops their evaluation without repeating the
+// error (LoadSources drops it).
+var suppressed = &hcl.Diagnostic{Severity: hcl.DiagError}
+
+func (l *loader) poisonedRef(expr hcl.Expression) bool {
+	for _, tr := range expr.Variables() {
+		if len(tr) < 2 {
+			continue
+		}
+		if a, ok := tr[1].(hcl.TraverseAttr); ok && l.poisoned[tr.RootName()+"."+a.Name] {
+			return true
+		}
+	}
+	return false
+}
+
 // value checks references and evaluates a config-time expression.
 func (l *loader) value(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
 	if d := l.checkRefs(expr, false); d.HasErrors() {
 		return cty.NilVal, d
+	}
+	if l.poisonedRef(expr) {
+		return cty.NilVal, hcl.Diagnostics{suppressed}
 	}
 	v, diags := expr.Value(l.ctx)
 	if diags.HasErrors() {
@@ -453,6 +484,9 @@ func dedupe(diags hcl.Diagnostics) hcl.Diagnostics {
 	seen := map[string]bool{}
 	out := diags[:0]
 	for _, d := range diags {
+		if d == suppressed {
+			continue
+		}
 		k := DiagLine(d)
 		if d.Subject != nil {
 			k += fmt.Sprintf("@%d-%d", d.Subject.Start.Byte, d.Subject.End.Byte)

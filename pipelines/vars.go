@@ -28,6 +28,8 @@ type varDecl struct {
 	typ   cty.Type
 	def   cty.Value
 	set   bool
+	// badDefault: the default did not decode (already reported).
+	badDefault bool
 }
 
 // decodeVariables reads variable blocks and resolves each variable's
@@ -65,6 +67,7 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) hcl.Diagnostics {
 			}
 		}
 		if a, ok := c.Attributes["default"]; ok {
+			v.badDefault = true
 			dv, d := a.Expr.Value(nil)
 			if d.HasErrors() {
 				diags = append(diags, d...)
@@ -72,7 +75,7 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) hcl.Diagnostics {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid default value for variable",
 					Detail: fmt.Sprintf("The default of variable %q does not match its type %s: %v.", name, typeexpr.TypeString(v.typ), err), Subject: a.Expr.Range().Ptr()})
 			} else {
-				v.def, v.set = cv, true
+				v.def, v.set, v.badDefault = cv, true, false
 			}
 		}
 		decls[name] = v
@@ -156,6 +159,11 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) hcl.Diagnostics {
 		v, ok := values[name]
 		if !ok {
 			d := decls[name]
+			l.poisoned["var."+name] = true
+			if d.badDefault {
+				l.vars[name] = cty.NullVal(d.typ)
+				continue
+			}
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No value for required variable",
 				Detail:  fmt.Sprintf("Variable %q has no default: set it with -var %s=..., a -var-file, or the environment variable %s%s.", name, name, EnvVarPrefix, name),
 				Subject: d.block.DefRange.Ptr()})
@@ -203,7 +211,7 @@ func (l *loader) evalLocals(blocks []*hcl.Block) hcl.Diagnostics {
 		for _, a := range sortedAttrs(as) {
 			if prev, ok := attrs[a.Name]; ok {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Duplicate local value",
-					Detail: fmt.Sprintf("Local %q is already defined at %s.", a.Name, prev.NameRange), Subject: a.NameRange.Ptr()})
+					Detail: fmt.Sprintf("Local %q is already defined at %s.", a.Name, pos(prev.NameRange)), Subject: a.NameRange.Ptr()})
 				continue
 			}
 			attrs[a.Name] = a
@@ -258,6 +266,7 @@ func (l *loader) evalLocals(blocks []*hcl.Block) hcl.Diagnostics {
 		}
 		if !ok {
 			failed[name] = true
+			l.poisoned["local."+name] = true
 			l.locals[name] = cty.DynamicVal
 		}
 		return ok

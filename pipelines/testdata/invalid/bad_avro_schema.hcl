@@ -1,0 +1,3 @@
+topic "a" {
+  schema = "{\"type\": \"record\", \"name\": \"X\", \"fields\": [{\"name\": \"a\", \"type\": \"strin\"}]}"
+}

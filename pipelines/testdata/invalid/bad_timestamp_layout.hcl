@@ -1,0 +1,10 @@
+topic "a" {}
+
+stream "s" {
+  from = [topic.a]
+  to   = "b"
+  parse_timestamp {
+    field  = "time"
+    layout = "iso"
+  }
+}

@@ -1,0 +1,5 @@
+topic "a" {
+  config = {
+    "retention.hours" = 24
+  }
+}

@@ -1,0 +1,5 @@
+topic "a" {
+  config = {
+    "cleanup.policy" = "shred"
+  }
+}

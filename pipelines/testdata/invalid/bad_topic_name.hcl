@@ -1,0 +1,3 @@
+topic "a" {
+  name = "app logs!"
+}

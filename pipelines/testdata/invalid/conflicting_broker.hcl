@@ -1,0 +1,4 @@
+broker {
+  brokers  = ["kafka-1:9092"]
+  data_dir = "/var/lib/weir"
+}

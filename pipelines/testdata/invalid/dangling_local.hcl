@@ -1,0 +1,7 @@
+locals {
+  prefix = "logs"
+}
+
+topic "a" {
+  name = "${local.prefx}-a"
+}

@@ -1,0 +1,5 @@
+topic "app_logs" {}
+
+sink "stdout" "console" {
+  from = [topic.app_log]
+}

@@ -1,0 +1,7 @@
+topic "a" {}
+
+stream "s" {
+  from       = [topic.a]
+  to         = "b"
+  transforms = [transform.parse]
+}

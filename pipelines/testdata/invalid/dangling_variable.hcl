@@ -1,0 +1,7 @@
+variable "env" {
+  default = "dev"
+}
+
+topic "a" {
+  name = "logs-${var.evn}"
+}

@@ -1,0 +1,10 @@
+topic "a" {}
+
+sink "stdout" "out" {
+  from = topic.a
+}
+
+stream "out" {
+  from = [topic.a]
+  to   = "b"
+}

@@ -1,0 +1,5 @@
+topic "a" {}
+
+topic "a" {
+  partitions = 2
+}

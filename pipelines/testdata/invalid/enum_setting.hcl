@@ -1,0 +1,6 @@
+topic "a" {}
+
+sink "stdout" "console" {
+  from   = topic.a
+  format = "xml"
+}

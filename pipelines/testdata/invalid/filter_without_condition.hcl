@@ -1,0 +1,9 @@
+topic "a" {}
+
+stream "s" {
+  from = [topic.a]
+  to   = "b"
+  filter {
+    conditon = true
+  }
+}

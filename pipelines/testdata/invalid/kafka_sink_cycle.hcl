@@ -1,0 +1,6 @@
+topic "a" {}
+
+sink "kafka" "copy" {
+  from  = [topic.a]
+  topic = topic.a
+}

@@ -1,0 +1,4 @@
+locals {
+  a = "${local.b}-x"
+  b = "${local.a}-y"
+}

@@ -1,0 +1,5 @@
+topic "a" {}
+
+source "file" "app" {
+  topic = topic.a
+}

@@ -1,0 +1,3 @@
+sink "stdout" "console" {
+  format = "json"
+}

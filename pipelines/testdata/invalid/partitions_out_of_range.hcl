@@ -1,0 +1,3 @@
+topic "a" {
+  partitions = 0
+}

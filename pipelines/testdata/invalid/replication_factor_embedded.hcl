@@ -1,0 +1,3 @@
+topic "a" {
+  replication_factor = 3
+}

@@ -1,0 +1,6 @@
+topic "a" {}
+
+stream "loop" {
+  from = [topic.a]
+  to   = topic.a
+}

@@ -1,0 +1,5 @@
+topic "a" {}
+
+source "stdout" "x" {
+  topic = topic.a
+}

@@ -1,0 +1,4 @@
+topic "a" {
+  partitions = 3
+
+sink "stdout" "x" {

@@ -1,0 +1,3 @@
+topic "a" {
+  partitons = 3
+}

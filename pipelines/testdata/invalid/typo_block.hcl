@@ -1,0 +1,6 @@
+topic "a" {}
+
+sorce "file" "app" {
+  topic   = topic.a
+  include = ["/var/log/*.log"]
+}

@@ -1,0 +1,6 @@
+topic "a" {}
+
+source "file" "app" {
+  topic   = topic.a
+  inclde  = ["/var/log/*.log"]
+}

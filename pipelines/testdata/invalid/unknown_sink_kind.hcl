@@ -1,0 +1,5 @@
+topic "a" {}
+
+sink "elastic" "es" {
+  from = topic.a
+}

@@ -1,0 +1,5 @@
+topic "a" {}
+
+source "fiel" "app" {
+  topic = topic.a
+}

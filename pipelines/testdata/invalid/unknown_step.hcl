@@ -1,0 +1,9 @@
+topic "a" {}
+
+stream "s" {
+  from = [topic.a]
+  to   = "b"
+  parse_xml {
+    field = "message"
+  }
+}

@@ -1,0 +1,4 @@
+variable "partitions" {
+  type    = number
+  default = "many"
+}

@@ -1,0 +1,7 @@
+variable "env" {
+  type = string
+}
+
+topic "a" {
+  name = "logs-${var.env}"
+}
