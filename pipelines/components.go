@@ -106,7 +106,7 @@ func connectorSchema(k *connectors.Kind, source bool) *hcl.BodySchema {
 		if !source && (f.Name == metaFrom || f.Name == metaGroup) {
 			continue
 		}
-		req := f.Required && f.Name != registrySetting && f.Name != brokersSetting
+		req := f.Required && !runSetting(f.Name)
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: f.Name, Required: req})
 	}
 	return s
@@ -148,7 +148,7 @@ func (l *loader) decodeSettings(b *hcl.Block, k *connectors.Kind, c *hcl.BodyCon
 		return raw, nil, diags
 	}
 	for _, f := range k.Spec.Fields {
-		if _, set := raw[f.Name]; f.Required && !set && f.Name != registrySetting && f.Name != brokersSetting {
+		if _, set := raw[f.Name]; f.Required && !set && !runSetting(f.Name) {
 			// Reported by the body schema (or by the meta-argument that
 			// failed): checking the whole spec would only repeat it.
 			return raw, nil, diags
@@ -164,8 +164,13 @@ func (l *loader) decodeSettings(b *hcl.Block, k *connectors.Kind, c *hcl.BodyCon
 	return raw, cfg, diags
 }
 
+func runSetting(name string) bool {
+	return name == registrySetting || name == registrySetting+"_url" || name == brokersSetting
+}
+
 // RunSettings are what weir run knows and connectors may declare: a
-// kind whose spec has a "schema_registry" (string) or "brokers" (list)
+// kind whose spec has a "schema_registry" or "schema_registry_url"
+// (string) or "brokers" (list)
 // setting that the block leaves unset gets the run's values.
 type RunSettings struct {
 	SchemaRegistry string
@@ -179,9 +184,11 @@ func DecodeConnector(k *connectors.Kind, raw map[string]any, rs RunSettings) (co
 	for n, v := range raw {
 		m[n] = v
 	}
-	if _, ok := k.Spec.Field(registrySetting); ok && rs.SchemaRegistry != "" {
-		if _, set := m[registrySetting]; !set {
-			m[registrySetting] = rs.SchemaRegistry
+	for _, name := range []string{registrySetting, registrySetting + "_url"} {
+		if f, ok := k.Spec.Field(name); ok && f.Type == connectors.String && rs.SchemaRegistry != "" {
+			if _, set := m[name]; !set {
+				m[name] = rs.SchemaRegistry
+			}
 		}
 	}
 	if f, ok := k.Spec.Field(brokersSetting); ok && f.Type == connectors.StringList && len(rs.Brokers) > 0 {

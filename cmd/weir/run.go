@@ -31,9 +31,11 @@ import (
 
 	// Connector kinds weir ships; each registers itself in
 	// connectors.Default.
+	_ "weir/connectors/elasticsearch"
 	_ "weir/connectors/file"
 	_ "weir/connectors/filesink"
 	_ "weir/connectors/kafkasink"
+	_ "weir/connectors/mysql"
 )
 
 type runFlags struct {
