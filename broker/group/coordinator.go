@@ -29,6 +29,14 @@ type Storage interface {
 	Replay(p int32, fn func(batches []byte) error) error
 }
 
+// PartitionLeader is an optional Storage capability: whether this broker
+// leads partition p of the offsets topic now. When the topic appears the
+// coordinator loads only those partitions (all of them without it); the
+// server calls Load and Unload as leadership moves.
+type PartitionLeader interface {
+	Leads(p int32) bool
+}
+
 // ErrClosed is returned by a Coordinator that was closed.
 var ErrClosed = errors.New("group coordinator closed")
 
@@ -62,9 +70,9 @@ type Options struct {
 }
 
 // NewCoordinator validates cfg and starts the timer goroutine. When
-// __consumer_offsets exists it is loaded at once (this broker leads every
-// partition while weir is single-node); otherwise it is created by the
-// first request that needs it.
+// __consumer_offsets exists, the partitions this broker leads are loaded
+// at once (see PartitionLeader); otherwise it is created by the first
+// request that needs it.
 func NewCoordinator(cfg Config, st Storage, opts Options) (*Coordinator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -111,11 +119,20 @@ func (c *Coordinator) start(n int32) error {
 		return nil
 	}
 	c.m = NewMachine(c.cfg, n)
+	pl, _ := c.st.(PartitionLeader)
+	var mine []int32
 	for p := int32(0); p < n; p++ {
-		c.m.loading[p] = true
+		if pl == nil || pl.Leads(p) {
+			c.m.loading[p] = true
+			mine = append(mine, p)
+		}
 	}
 	c.mu.Unlock()
-	for p := int32(0); p < n; p++ {
+	for _, p := range mine {
+		if pl != nil && !pl.Leads(p) {
+			c.Unload(p) // moved away meanwhile
+			continue
+		}
 		if err := c.Load(p); err != nil {
 			return err
 		}

@@ -3,32 +3,45 @@ package kafka
 // Produce (key 0), versions 3-9.
 //
 // v3 is the first version carrying record batch v2; zstd needs v7+
-// (UNSUPPORTED_COMPRESSION_TYPE below). Acks: 0 sends no response at all,
-// 1 answers after the local append, -1 answers after every in-sync
-// replica has the batch: single-node that is the local append too
-// (min.insync.replicas=1). Other acks values get INVALID_REQUIRED_ACKS.
+// (UNSUPPORTED_COMPRESSION_TYPE below). Only the partition's leader takes
+// produces (NOT_LEADER_OR_FOLLOWER elsewhere). Acks: 0 sends no response
+// at all, 1 answers after the leader's append, -1 (all) refuses the batch
+// with NOT_ENOUGH_REPLICAS when the ISR is smaller than
+// min.insync.replicas, and otherwise answers once every ISR member has
+// it (the high watermark passed it), with REQUEST_TIMED_OUT after the
+// request's timeout, NOT_LEADER_OR_FOLLOWER if leadership moved, or
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below the minimum
+// meanwhile. The wait does not hold up the connection: the batch is
+// appended in request order on the reading goroutine, and the response
+// is completed on its own goroutine (responses still go out in order).
+// Other acks values get INVALID_REQUIRED_ACKS.
 //
 // Per partition, batches are validated without decoding records
 // (validateBatches: magic 2, length, max.message.bytes -> MESSAGE_TOO_LARGE,
 // codec, record count vs lastOffsetDelta, timestamps vs
 // message.timestamp.{before,after}.max.ms, record framing of uncompressed
 // batches), then appended with one log Append per partition, which checks
-// the CRC32C (CORRUPT_MESSAGE) and stamps offsets (and LogAppendTime when
-// message.timestamp.type=LogAppendTime). Compressed batches are stored as
-// they arrive; their codec id is checked, not their content. Batches with
-// a producer id go through the partition's idempotence state (broker/txn):
-// duplicates are answered with the original offsets and not appended.
-// The high watermark moves to the new log end (no followers yet).
-// Unknown topics are not created here: UNKNOWN_TOPIC_OR_PARTITION.
+// the CRC32C (CORRUPT_MESSAGE) and stamps offsets and the leader epoch
+// (and LogAppendTime when message.timestamp.type=LogAppendTime).
+// Compressed batches are stored as they arrive; their codec id is
+// checked, not their content. Batches with a producer id go through the
+// partition's idempotence state (broker/txn): duplicates are answered
+// with the original offsets and not appended. Unknown topics are not
+// created here: UNKNOWN_TOPIC_OR_PARTITION.
 
 import (
+	"context"
 	"errors"
+	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"weir/broker/log"
+	"weir/broker/replica"
+	"weir/broker/txn"
 )
 
 func init() { register(kmsg.Produce.Int16(), 3, 9, handleProduce) }
@@ -38,6 +51,7 @@ func handleProduce(s *Server, r *Request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))
 	nowMs := s.now().UnixMilli()
+	var waits []ackWait
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := &resp.Topics[i]
@@ -60,31 +74,82 @@ func handleProduce(s *Server, r *Request) (kmsg.Response, error) {
 			case rp.Partition < 0 || int(rp.Partition) >= len(ts.parts):
 				pe = perr(kerr.UnknownTopicOrPartition, "topic %q has no partition %d", rt.Topic, rp.Partition)
 			default:
-				pe = s.produceTo(req.Version, ts, ts.parts[rp.Partition], rp.Records, nowMs, sp)
+				p := ts.parts[rp.Partition]
+				var end int64
+				end, pe = s.produceTo(req.Version, req.Acks, ts, p, rp.Records, nowMs, sp)
+				if pe == nil && req.Acks == -1 {
+					waits = append(waits, ackWait{ts: ts, p: p, sp: sp, end: end})
+				}
 			}
 			if pe != nil {
-				sp.ErrorCode = pe.err.Code
-				sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-				if req.Version >= 8 {
-					sp.ErrorMessage = kmsg.StringPtr(pe.msg)
-				}
-				if ts != nil {
-					ts.produceErrors.Inc()
-				}
+				setProduceError(req.Version, ts, sp, pe)
 			}
 		}
 	}
 	if req.Acks == 0 {
 		return nil, nil
 	}
-	return resp, nil
+	if len(waits) == 0 {
+		return resp, nil
+	}
+	// The response outlives the request buffer: own its strings.
+	for i := range resp.Topics {
+		resp.Topics[i].Topic = strings.Clone(resp.Topics[i].Topic)
+	}
+	return &produceWait{ProduceResponse: resp, s: s, ctx: r.Ctx, version: req.Version,
+		timeout: time.Duration(req.TimeoutMillis) * time.Millisecond, waits: waits}, nil
+}
+
+func setProduceError(version int16, ts *topicState, sp *kmsg.ProduceResponseTopicPartition, pe *produceError) {
+	sp.ErrorCode = pe.err.Code
+	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+	sp.ErrorMessage = nil
+	if version >= 8 {
+		sp.ErrorMessage = kmsg.StringPtr(pe.msg)
+	}
+	if ts != nil {
+		ts.produceErrors.Inc()
+	}
+}
+
+// ackWait is one partition of an acks=all produce waiting for its
+// records to be committed (HW >= end).
+type ackWait struct {
+	ts  *topicState
+	p   *partition
+	sp  *kmsg.ProduceResponseTopicPartition
+	end int64
+}
+
+// produceWait is an acks=all Produce response that is complete once every
+// partition's records are committed; the connection calls wait on its own
+// goroutine before encoding it (see deferred in conn.go).
+type produceWait struct {
+	*kmsg.ProduceResponse
+	s       *Server
+	ctx     context.Context
+	version int16
+	timeout time.Duration
+	waits   []ackWait
+}
+
+func (w *produceWait) wait() {
+	ctx, cancel := context.WithTimeout(w.ctx, w.timeout)
+	defer cancel()
+	for _, a := range w.waits {
+		err := a.p.rep.WaitCommitted(ctx, a.end, int(a.ts.cfg.MinInsyncReplicas))
+		if err != nil {
+			setProduceError(w.version, a.ts, a.sp, &produceError{err: replicaErr(err), msg: err.Error()})
+		}
+	}
 }
 
 // produceTo validates and appends one partition's batches and fills in the
-// success fields of sp.
-func (s *Server) produceTo(version int16, ts *topicState, p *partition, records []byte, nowMs int64, sp *kmsg.ProduceResponseTopicPartition) *produceError {
-	if p.log == nil {
-		return perr(kerr.KafkaStorageError, "partition %s-%d has no usable log on this broker", ts.name, p.index)
+// success fields of sp. It returns the offset after the appended (or
+// duplicate) records, which acks=all waits for.
+func (s *Server) produceTo(version, acks int16, ts *topicState, p *partition, records []byte, nowMs int64, sp *kmsg.ProduceResponseTopicPartition) (int64, *produceError) {
+	if e := p.leaderErr(-1); e != nil {
+		return 0, perr(e, "this broker does not lead %s-%d", ts.name, p.index)
 	}
 	lim := produceLimits{
 		version:         version,
@@ -102,32 +167,34 @@ func (s *Server) produceTo(version int16, ts *topicState, p *partition, records 
 		nrecords += int64(v.numRecords)
 		idempotent = idempotent || v.producerID >= 0
 	}); pe != nil {
-		return pe
+		return 0, pe
 	}
-	var (
-		info log.AppendInfo
-		err  error
-	)
-	if idempotent {
-		var dup bool
-		info, dup, err = s.appendIdempotent(p, records)
-		if dup {
-			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = info.FirstOffset, info.LogAppendTime, p.log.StartOffset()
-			return nil
+	if acks == -1 {
+		if err := p.rep.CheckMinISR(int(ts.cfg.MinInsyncReplicas)); err != nil {
+			return 0, &produceError{err: replicaErr(err), msg: err.Error()}
 		}
-	} else {
-		info, err = p.log.Append(records, p.leaderEpoch.Load())
 	}
+	var dup bool
+	info, err := p.rep.AppendAsLeader(func(epoch int32) (log.AppendInfo, error) {
+		if idempotent {
+			var (
+				info log.AppendInfo
+				err  error
+			)
+			info, dup, err = s.appendIdempotent(p, records, epoch)
+			return info, err
+		}
+		return p.log.Append(records, epoch)
+	})
 	if err != nil {
-		return s.appendError(ts, p, err)
+		return 0, s.appendError(ts, p, err)
 	}
-	p.log.SetHighWatermark(info.LastOffset + 1)
-	ts.bytesIn.Add(float64(len(records)))
-	ts.recordsIn.Add(float64(nrecords))
-	sp.BaseOffset = info.FirstOffset
-	sp.LogAppendTime = info.LogAppendTime
-	sp.LogStartOffset = p.log.StartOffset()
-	return nil
+	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = info.FirstOffset, info.LogAppendTime, p.log.StartOffset()
+	if !dup {
+		ts.bytesIn.Add(float64(len(records)))
+		ts.recordsIn.Add(float64(nrecords))
+	}
+	return info.LastOffset + 1, nil
 }
 
 // appendError maps an append failure to a partition error.
@@ -141,8 +208,10 @@ func (s *Server) appendError(ts *topicState, p *partition, err error) *produceEr
 	switch {
 	case errors.Is(err, log.ErrCorruptBatch):
 		return perr(kerr.CorruptMessage, "%v", err)
-	case errors.Is(err, log.ErrClosed):
+	case errors.Is(err, log.ErrClosed), errors.Is(err, txn.ErrClosed):
 		return perr(kerr.NotLeaderForPartition, "partition %s-%d is closing", ts.name, p.index)
+	case errors.Is(err, replica.ErrNotLeader):
+		return perr(kerr.NotLeaderForPartition, "%v", err)
 	}
 	s.log.Error("append failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
 	return perr(kerr.KafkaStorageError, "append to %s-%d failed: %v", ts.name, p.index, err)

@@ -4,9 +4,15 @@ package kafka
 //
 // v4 is the first version with record batch v2 semantics (last stable
 // offset, aborted transactions); zstd batches need v10+ clients, which is
-// the client's concern (batches are served as stored). Consumers see only
-// records below the high watermark; the last stable offset equals it (no
-// transactions yet).
+// the client's concern (batches are served as stored). Only the
+// partition's leader serves fetches (NOT_LEADER_OR_FOLLOWER elsewhere;
+// FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the request's current
+// leader epoch is older / newer than ours). Consumers (replica id -1) see
+// only records below the high watermark; the last stable offset equals it
+// (no transactions yet). A follower's fetch (replica id >= 0, a broker
+// replicating the partition) reads up to the log end, and its fetch
+// offset is that follower's log end offset: the leader records it
+// (broker/replica), which moves the high watermark and the ISR.
 //
 // Long poll: when fewer than MinBytes are available and no partition has an
 // error, the handler waits on the partitions' log HWChanged channels (never
@@ -56,8 +62,10 @@ func handleFetch(s *Server, r *Request) (kmsg.Response, error) {
 			timer.Stop()
 		}
 	}()
+	first := true
 	for {
-		reply, waitOn, ready := s.buildFetch(req)
+		reply, waitOn, ready := s.buildFetch(req, first)
+		first = false
 		now := time.Now()
 		if ready || !now.Before(deadline) || r.Ctx.Err() != nil || len(waitOn) == 0 {
 			reply.countBytesOut(s)
@@ -104,7 +112,8 @@ func waitAny(r *Request, chans []<-chan struct{}, timer *time.Timer) {
 // buildFetch reads what is available now. It returns the reply, the
 // channels that signal new data for the partitions read, and whether the
 // reply should be sent now (errors, or at least MinBytes of records).
-func (s *Server) buildFetch(req *kmsg.FetchRequest) (*fetchReply, []<-chan struct{}, bool) {
+func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool) (*fetchReply, []<-chan struct{}, bool) {
+	follower := req.ReplicaID >= 0
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	reply := &fetchReply{FetchResponse: resp, srcs: make([][]recordSource, len(req.Topics))}
 	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
@@ -139,12 +148,18 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest) (*fetchReply, []<-chan struc
 			switch {
 			case p == nil:
 				fp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case p.log == nil:
-				fp.ErrorCode = kerr.KafkaStorageError.Code
-			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.leaderEpoch.Load():
-				fp.ErrorCode = kerr.FencedLeaderEpoch.Code
-			case rp.CurrentLeaderEpoch > p.leaderEpoch.Load():
-				fp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case follower && first && p.rep != nil:
+				// The follower's fetch offset is its log end offset.
+				if _, err := p.rep.FollowerFetch(req.ReplicaID, rp.FetchOffset, rp.CurrentLeaderEpoch); err != nil {
+					fp.ErrorCode = replicaErr(err).Code
+				}
+			default:
+				if e := p.leaderErr(rp.CurrentLeaderEpoch); e != nil {
+					fp.ErrorCode = e.Code
+				}
+			}
+			if fp.ErrorCode == 0 && p.log == nil {
+				fp.ErrorCode = kerr.NotLeaderForPartition.Code
 			}
 			if fp.ErrorCode != 0 {
 				hasError = true
@@ -153,20 +168,25 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest) (*fetchReply, []<-chan struc
 			waitOn = append(waitOn, p.log.HWChanged())
 			hw := p.log.HighWatermark()
 			start := p.log.StartOffset()
+			leo := p.log.EndOffset()
 			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, hw, start
-			if rp.FetchOffset < start || rp.FetchOffset > p.log.EndOffset() {
+			if rp.FetchOffset < start || rp.FetchOffset > leo {
 				fp.ErrorCode = kerr.OffsetOutOfRange.Code
 				hasError = true
 				continue
 			}
-			if rp.FetchOffset >= hw || remaining <= 0 {
+			upTo := hw
+			if follower {
+				upTo = leo
+			}
+			if rp.FetchOffset >= upTo || remaining <= 0 {
 				continue
 			}
 			limit := min(int64(rp.PartitionMaxBytes), remaining)
 			if limit <= 0 {
 				continue
 			}
-			sec, err := p.log.Read(rp.FetchOffset, int32(limit), hw)
+			sec, err := p.log.Read(rp.FetchOffset, int32(limit), upTo)
 			if err != nil {
 				if errors.Is(err, log.ErrOffsetOutOfRange) {
 					fp.ErrorCode = kerr.OffsetOutOfRange.Code

@@ -16,7 +16,8 @@ package kafka
 //
 // v0 answers in the old format, OldStyleOffsets: [offset] for -1/-2, and
 // for a timestamp the offset found (or the high watermark), capped by
-// MaxNumOffsets. Timestamps come back -1 for -1/-2 as Kafka does. v4+
+// MaxNumOffsets. Timestamps come back -1 for -1/-2 as Kafka does. Only
+// the partition's leader answers (NOT_LEADER_OR_FOLLOWER elsewhere). v4+
 // checks CurrentLeaderEpoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)
 // and returns the leader epoch.
 
@@ -50,22 +51,26 @@ func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
 			if ts != nil && rp.Partition >= 0 && int(rp.Partition) < len(ts.parts) {
 				p = ts.parts[rp.Partition]
 			}
+			reqEpoch := int32(-1)
+			if req.Version >= 4 {
+				reqEpoch = rp.CurrentLeaderEpoch
+			}
+			var lerr *kerr.Error
+			if p != nil {
+				lerr = p.leaderErr(reqEpoch)
+			}
 			switch {
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case p.log == nil:
-				sp.ErrorCode = kerr.KafkaStorageError.Code
-			case req.Version >= 4 && rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.leaderEpoch.Load():
-				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
-			case req.Version >= 4 && rp.CurrentLeaderEpoch > p.leaderEpoch.Load():
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case lerr != nil:
+				sp.ErrorCode = lerr.Code
 			case rp.Timestamp == -3 && req.Version < 7, rp.Timestamp < -3:
 				sp.ErrorCode = kerr.UnsupportedVersion.Code
 			default:
 				off, tsv, code := s.listOffset(ts, p, rp.Timestamp)
 				sp.ErrorCode = code
 				sp.Offset, sp.Timestamp = off, tsv
-				sp.LeaderEpoch = p.leaderEpoch.Load()
+				sp.LeaderEpoch = p.rep.LeaderEpoch()
 				if req.Version == 0 && code == 0 {
 					if off < 0 {
 						off = p.log.HighWatermark()

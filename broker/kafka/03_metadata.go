@@ -2,11 +2,15 @@ package kafka
 
 // Metadata (key 3), versions 0-9.
 //
-// Lists the registered brokers (with their advertised addresses), the
-// cluster id (v2+), the controller (this node while single-node), and the
-// requested topics with each partition's leader, leader epoch (v7+),
-// replicas and ISR. A null topic list (v1+) or an empty one (v0) means all
-// topics; an empty list at v1+ means none.
+// Answered from this broker's current view of the metadata (every broker
+// follows the replicated metadata log, so any broker answers): the live
+// (unfenced) brokers with their advertised addresses, the cluster id
+// (v2+), the controller (the Raft leader; this node when single-node),
+// and the requested topics with each partition's leader, leader epoch
+// (v7+), replicas, ISR and offline replicas (v5+: replicas on fenced or
+// unknown brokers). A partition without a live leader gets
+// LEADER_NOT_AVAILABLE and leader -1. A null topic list (v1+) or an empty
+// one (v0) means all topics; an empty list at v1+ means none.
 //
 // Unknown topics are created when auto.create.topics.enable is on and the
 // request allows it (always below v4, AllowAutoTopicCreation from v4),
@@ -66,7 +70,7 @@ func handleMetadata(s *Server, r *Request) (kmsg.Response, error) {
 		}
 	}
 
-	for _, b := range img.Brokers() {
+	for _, b := range img.LiveBrokers() {
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.NodeID, b.Host, b.Port, b.Rack
 		resp.Brokers = append(resp.Brokers, mb)
@@ -74,8 +78,17 @@ func handleMetadata(s *Server, r *Request) (kmsg.Response, error) {
 	if id := img.ClusterID(); id != "" {
 		resp.ClusterID = kmsg.StringPtr(id)
 	}
-	resp.ControllerID = s.cfg.NodeID
+	resp.ControllerID = s.controllerID()
 	return resp, nil
+}
+
+// controllerID is the node id of the controller: the Raft leader when the
+// metadata store knows one, this broker when single-node.
+func (s *Server) controllerID() int32 {
+	if c, ok := s.meta.(interface{ ControllerID() int32 }); ok {
+		return c.ControllerID()
+	}
+	return s.cfg.NodeID
 }
 
 // autoCreateTopic creates name with the broker defaults and returns it with
@@ -116,8 +129,14 @@ func metadataTopic(s *Server, img *metadata.Image, t *metadata.Topic) kmsg.Metad
 		mp.Replicas = p.Replicas
 		mp.ISR = p.ISR
 		mp.OfflineReplicas = []int32{}
-		if _, ok := img.Broker(p.Leader); !ok {
+		for _, r := range p.Replicas {
+			if !img.Live(r) {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
+		if !img.Live(p.Leader) {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+			mp.Leader = -1
 		}
 		mt.Partitions[i] = mp
 	}

@@ -2,16 +2,21 @@ package kafka
 
 // FindCoordinator (key 10), versions 0-4.
 //
-// Key type 0 (group): this broker coordinates every group while weir is
-// single-node (the leader of the group's __consumer_offsets partition);
-// asking creates and loads __consumer_offsets on first use, so the answer
-// can be COORDINATOR_LOAD_IN_PROGRESS for a moment. Key type 1
+// Key type 0 (group): the coordinator is the leader of the group's
+// __consumer_offsets partition; this broker answers with that broker's
+// address (COORDINATOR_NOT_AVAILABLE while the partition has no live
+// leader). Asking creates __consumer_offsets on first use and this broker
+// loads the partitions it leads, so the answer can be
+// COORDINATOR_LOAD_IN_PROGRESS for a moment. Key type 1
 // (transaction) gets COORDINATOR_NOT_AVAILABLE until transactions exist;
 // other types INVALID_REQUEST. v4 batches keys (CoordinatorKeys).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/group"
+	"weir/broker/metadata"
 )
 
 func init() { register(kmsg.FindCoordinator.Int16(), 0, 4, handleFindCoordinator) }
@@ -34,7 +39,10 @@ func handleFindCoordinator(s *Server, r *Request) (kmsg.Response, error) {
 			if err != nil {
 				e = kerr.CoordinatorNotAvailable
 			} else {
-				e = coord.CoordinatorFor(key)
+				var b metadata.Broker
+				if b, e = s.groupCoordinator(coord, key); e == nil {
+					c.NodeID, c.Host, c.Port = b.NodeID, b.Host, b.Port
+				}
 			}
 		case 1:
 			e = kerr.CoordinatorNotAvailable
@@ -48,8 +56,6 @@ func handleFindCoordinator(s *Server, r *Request) (kmsg.Response, error) {
 			if c.ErrorMessage == nil {
 				c.ErrorMessage = kmsg.StringPtr(e.Message)
 			}
-		} else {
-			c.NodeID, c.Host, c.Port = s.advertised.NodeID, s.advertised.Host, s.advertised.Port
 		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
@@ -62,4 +68,41 @@ func handleFindCoordinator(s *Server, r *Request) (kmsg.Response, error) {
 		resp.Coordinators = nil
 	}
 	return resp, nil
+}
+
+// groupCoordinator returns the broker coordinating a group: the leader of
+// its __consumer_offsets partition (created on first use).
+func (s *Server) groupCoordinator(coord *group.Coordinator, key string) (metadata.Broker, *kerr.Error) {
+	img := s.meta.Image()
+	t, ok := img.Topic(group.OffsetsTopic)
+	if !ok {
+		// Creates the topic (and loads what this broker leads).
+		if e := coord.CoordinatorFor(key); e != nil && e != kerr.NotCoordinator {
+			return metadata.Broker{}, e
+		}
+		img = s.meta.Image()
+		if t, ok = img.Topic(group.OffsetsTopic); !ok {
+			return metadata.Broker{}, kerr.CoordinatorNotAvailable
+		}
+	}
+	p := group.PartitionFor(key, int32(len(t.Partitions)))
+	leader := t.Partitions[p].Leader
+	if leader == s.cfg.NodeID {
+		switch e := coord.CoordinatorFor(key); e {
+		case nil:
+			return s.advertised, nil
+		case kerr.NotCoordinator:
+			// Leading per the metadata, not loaded yet.
+			return metadata.Broker{}, kerr.CoordinatorLoadInProgress
+		default:
+			return metadata.Broker{}, e
+		}
+	}
+	if b, ok := img.Broker(leader); ok && !b.Fenced {
+		if key == "" {
+			return metadata.Broker{}, kerr.InvalidGroupID
+		}
+		return b, nil
+	}
+	return metadata.Broker{}, kerr.CoordinatorNotAvailable
 }

@@ -46,6 +46,19 @@ type slot struct {
 	frame   []byte
 	spliced splicer
 	err     error // the request failed: close the connection
+	// deferred is a response that must wait before it is encoded (set
+	// by run; dispatch completes it on its own goroutine).
+	deferred deferred
+}
+
+// deferred is implemented by responses that are complete only after a
+// wait, such as acks=all Produce responses waiting for replication. The
+// handler has done its work in request order; wait runs on its own
+// goroutine and the response is encoded after it returns. The response
+// must not alias the request buffer.
+type deferred interface {
+	kmsg.Response
+	wait()
 }
 
 // splicer is implemented by responses that write their own frame, such as
@@ -215,6 +228,9 @@ func (c *conn) dispatch(buf []byte, received time.Time) error {
 	if !a.async {
 		sl := &slot{api: a, start: received}
 		c.run(sl, &h, r)
+		if sl.deferred != nil {
+			return c.complete(sl, h)
+		}
 		if done, err := c.writeDirect(sl); done || err != nil {
 			return err
 		}
@@ -239,6 +255,31 @@ func (c *conn) dispatch(buf []byte, received time.Time) error {
 		defer c.s.inflight.Done()
 		defer close(sl.done)
 		c.run(sl, &h, r)
+		if sl.deferred != nil {
+			sl.deferred.wait()
+			sl.frame = encodeFrame(&h, sl.deferred)
+		}
+	}()
+	return nil
+}
+
+// complete queues a deferred response's slot and finishes it on its own
+// goroutine (the header is copied: its client id aliases the read buffer).
+func (c *conn) complete(sl *slot, h header) error {
+	h.clientID = ""
+	sl.done = make(chan struct{})
+	c.wmu.Lock()
+	c.pending++
+	c.wmu.Unlock()
+	if err := c.enqueue(sl); err != nil {
+		return err
+	}
+	c.s.inflight.Add(1)
+	go func() {
+		defer c.s.inflight.Done()
+		defer close(sl.done)
+		sl.deferred.wait()
+		sl.frame = encodeFrame(&h, sl.deferred)
 	}()
 	return nil
 }
@@ -257,6 +298,10 @@ func (c *conn) run(sl *slot, h *header, r *Request) {
 		return
 	}
 	resp.SetVersion(h.version)
+	if d, ok := resp.(deferred); ok {
+		sl.deferred = d
+		return
+	}
 	if sp, ok := resp.(splicer); ok {
 		sl.spliced = sp
 		sl.frame = appendResponseHeader(make([]byte, 0, 16), h)

@@ -18,6 +18,7 @@ package kafka
 // metrics); loading reads the log from its start to its end.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -31,6 +32,7 @@ import (
 	"weir/broker/group"
 	"weir/broker/log"
 	"weir/broker/metadata"
+	"weir/broker/replica"
 )
 
 // groupSupport is one server's coordinator, created on first use.
@@ -154,7 +156,7 @@ func (o offsetsStorage) CreateTopic(n int32) (int32, error) {
 	if gs.cfg != nil {
 		seg = gs.cfg.OffsetsTopicSegmentBytes
 	}
-	rf := int16(min(3, len(s.meta.Image().Brokers())))
+	rf := int16(min(3, len(s.meta.Image().LiveBrokers())))
 	t, err := s.meta.CreateTopic(s.ctx, metadata.TopicSpec{
 		Name:              group.OffsetsTopic,
 		Partitions:        n,
@@ -184,10 +186,28 @@ func (o offsetsStorage) Append(p int32, batch []byte) error {
 		return fmt.Errorf("%s-%d is not hosted here", group.OffsetsTopic, p)
 	}
 	var sp kmsg.ProduceResponseTopicPartition
-	if pe := s.produceTo(9, ts, part, batch, s.now().UnixMilli(), &sp); pe != nil {
+	end, pe := s.produceTo(9, -1, ts, part, batch, s.now().UnixMilli(), &sp)
+	if pe != nil {
 		return fmt.Errorf("appending to %s-%d: %s (%s)", group.OffsetsTopic, p, pe.err.Message, pe.msg)
 	}
+	// As durable as an acks=all produce (offsets.commit.timeout.ms: 5s).
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancel()
+	if err := part.rep.WaitCommitted(ctx, end, int(ts.cfg.MinInsyncReplicas)); err != nil {
+		return fmt.Errorf("appending to %s-%d: %w", group.OffsetsTopic, p, err)
+	}
 	return nil
+}
+
+// Leads reports whether this broker leads partition p of the offsets
+// topic (group.PartitionLeader: only those are loaded).
+func (o offsetsStorage) Leads(p int32) bool {
+	_, part := o.s.parts.lookup(group.OffsetsTopic, p)
+	if part == nil || part.rep == nil {
+		return false
+	}
+	role, _, _ := part.rep.State()
+	return role == replica.RoleLeader
 }
 
 func (o offsetsStorage) Replay(p int32, fn func([]byte) error) error {

@@ -12,12 +12,13 @@ import (
 // partition's producer state (broker/txn): it checks the sequences under
 // the state's lock, answers a duplicate with the original offsets
 // (dup=true, nothing appended), and records an appended batch.
-func (s *Server) appendIdempotent(p *partition, records []byte) (info log.AppendInfo, dup bool, err error) {
-	if p.prod == nil {
+func (s *Server) appendIdempotent(p *partition, records []byte, epoch int32) (info log.AppendInfo, dup bool, err error) {
+	prod := p.producers()
+	if prod == nil {
 		return log.AppendInfo{}, false, perr(kerr.KafkaStorageError, "partition %d has no producer state", p.index)
 	}
-	res, err := p.prod.Append(records, func() (log.AppendInfo, error) {
-		return p.log.Append(records, p.leaderEpoch.Load())
+	res, err := prod.Append(records, func() (log.AppendInfo, error) {
+		return p.log.Append(records, epoch)
 	})
 	return res.Info, res.Duplicate, err
 }
@@ -32,17 +33,55 @@ func idempotenceCode(err error) (*kerr.Error, bool) {
 	return kerr.ErrorForCode(code).(*kerr.Error), true
 }
 
-// openProducerState loads a partition's producer state; nil on failure
-// (idempotent produces then get KAFKA_STORAGE_ERROR).
+// openProducerState loads a partition's producer state when it has none
+// (a leader's); it stays nil on failure (idempotent produces then get
+// KAFKA_STORAGE_ERROR).
 func (s *Server) openProducerState(topic string, p *partition) {
-	ps, err := txn.OpenPartition(s.fs, p.log, txn.Options{
-		Expiration: s.cfg.BrokerConfig.ProducerIDExpiration(),
-		Logger:     s.log,
-		Now:        s.now,
-	})
+	p.prodMu.Lock()
+	defer p.prodMu.Unlock()
+	if p.prod != nil {
+		return
+	}
+	ps, err := txn.OpenPartition(s.fs, p.log, s.producerOptions())
 	if err != nil {
 		s.log.Error("loading producer state failed", zap.String("topic", topic), zap.Int32("partition", p.index), zap.Error(err))
 		return
 	}
 	p.prod = ps
+}
+
+// closeProducerState writes a partition's final producer-state snapshot
+// and drops it (leadership moved away: the state is rebuilt from the log
+// when it comes back).
+func (s *Server) closeProducerState(topic string, p *partition) {
+	p.prodMu.Lock()
+	prod := p.prod
+	p.prod = nil
+	p.prodMu.Unlock()
+	if prod == nil {
+		return
+	}
+	if err := prod.Close(); err != nil {
+		s.log.Warn("closing producer state failed", zap.String("topic", topic), zap.Int32("partition", p.index), zap.Error(err))
+	}
+}
+
+// pruneProducerSnapshots removes producer-state snapshots past a
+// follower's log end after its tail was truncated (opening the state does
+// that; the follower does not keep it open).
+func (s *Server) pruneProducerSnapshots(topic string, p *partition) {
+	ps, err := txn.OpenPartition(s.fs, p.log, s.producerOptions())
+	if err != nil {
+		s.log.Warn("pruning producer-state snapshots after truncation failed", zap.String("topic", topic), zap.Int32("partition", p.index), zap.Error(err))
+		return
+	}
+	ps.Discard()
+}
+
+func (s *Server) producerOptions() txn.Options {
+	return txn.Options{
+		Expiration: s.cfg.BrokerConfig.ProducerIDExpiration(),
+		Logger:     s.log,
+		Now:        s.now,
+	}
 }

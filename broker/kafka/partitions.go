@@ -2,47 +2,100 @@ package kafka
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
 	"weir/broker/log"
 	"weir/broker/metadata"
+	"weir/broker/replica"
 	"weir/broker/topicconfig"
 	"weir/broker/txn"
 )
 
-// The partition table maps topic names to the open logs this broker hosts.
-// It follows the metadata: a watcher opens logs for created topics and
-// partitions, applies config changes, and deletes the logs of deleted
+// The partition table maps topic names to the topics of the metadata and
+// the logs of the partitions this broker hosts (is a replica of). It
+// follows the metadata: a watcher opens logs for created topics and
+// partitions, applies config changes and leadership changes (through the
+// replica manager, broker/replica), and deletes the logs of deleted
 // topics. Readers (Produce, Fetch, ListOffsets) load the current table
-// without locks; it is copied on every change (changes are rare).
+// without locks; it is copied on every change of the topics.
 
-// topicState is one hosted topic. Immutable once published, except the
-// logs' own state and the counters.
+// topicState is one topic of the metadata. Immutable once published,
+// except the logs' and replicas' own state and the counters.
 type topicState struct {
 	name  string
 	id    metadata.UUID
-	parts []*partition
+	meta  *metadata.Topic // the image's topic this state was built from
+	parts []*partition    // every partition of the topic, hosted here or not
 	cfg   topicconfig.Resolved
 
 	bytesIn, recordsIn, bytesOut, produceErrors prometheus.Counter
 }
 
-// partition is one hosted partition.
+// partition is one partition of a topic. Only the partitions this broker
+// is a replica of are hosted: they have a log and a replica.
 type partition struct {
 	index int32
-	// log is nil when the log could not be opened (KAFKA_STORAGE_ERROR).
+	// hosted: this broker is one of the partition's replicas.
+	hosted bool
+	// log is nil when not hosted, or when the log could not be opened
+	// (KAFKA_STORAGE_ERROR).
 	log *log.Log
-	// leaderEpoch is the partition's leader epoch from the metadata.
-	leaderEpoch atomic.Int32
+	// rep is the partition's replication role (leader or follower); nil
+	// when log is nil.
+	rep *replica.Partition
 
-	// prod is the partition's producer state (idempotence); nil when the
-	// log is nil or the state could not be loaded.
-	prod *txn.Partition
+	// prod is the partition's producer state (idempotence) while this
+	// broker leads it; nil otherwise or when it could not be loaded. Read
+	// and written under prodMu (producers()).
+	prodMu sync.Mutex
+	prod   *txn.Partition
+}
+
+// producers returns the producer state (nil when not leading).
+func (p *partition) producers() *txn.Partition {
+	p.prodMu.Lock()
+	defer p.prodMu.Unlock()
+	return p.prod
+}
+
+// leaderErr is the Kafka error for a request that needs this broker to
+// lead the partition (reqEpoch -1: no epoch given); nil when it does.
+func (p *partition) leaderErr(reqEpoch int32) *kerr.Error {
+	switch {
+	case !p.hosted:
+		return kerr.NotLeaderForPartition
+	case p.log == nil:
+		return kerr.KafkaStorageError
+	}
+	return replicaErr(p.rep.CheckLeader(reqEpoch))
+}
+
+// replicaErr maps broker/replica errors to Kafka errors.
+func replicaErr(err error) *kerr.Error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, replica.ErrNotLeader):
+		return kerr.NotLeaderForPartition
+	case errors.Is(err, replica.ErrFencedLeaderEpoch):
+		return kerr.FencedLeaderEpoch
+	case errors.Is(err, replica.ErrUnknownLeaderEpoch):
+		return kerr.UnknownLeaderEpoch
+	case errors.Is(err, replica.ErrNotEnoughReplicas):
+		return kerr.NotEnoughReplicas
+	case errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend):
+		return kerr.NotEnoughReplicasAfterAppend
+	case errors.Is(err, replica.ErrTimeout):
+		return kerr.RequestTimedOut
+	}
+	return kerr.UnknownServerError
 }
 
 type partitionTable struct {
@@ -71,13 +124,16 @@ func (pt *partitionTable) lookup(topic string, part int32) (*topicState, *partit
 	return ts, ts.parts[part]
 }
 
-// sync brings the table in line with img: opens missing partitions,
-// applies configs, and closes and deletes the logs of topics gone from img
-// (deleteGone) or just drops them from the table.
+// sync brings the table in line with img: opens the logs of new
+// partitions this broker is a replica of, applies configs and leadership
+// changes, and closes and deletes the logs of topics gone from img
+// (deleteGone) or just drops them from the table. Topics whose image
+// entry did not change are kept as they are.
 func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	s := pt.s
+	self := s.cfg.NodeID
 	old := pt.load()
 	next := make(map[string]*topicState, img.NumTopics())
 	nparts := 0
@@ -88,12 +144,17 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 			pt.dropTopic(prev, deleteGone)
 			prev = nil
 		}
+		if prev != nil && prev.meta == t {
+			next[t.Name] = prev
+			nparts += len(prev.parts)
+			continue
+		}
 		res, err := s.cfg.BrokerConfig.Resolve(t.Configs)
 		if err != nil {
 			s.log.Error("topic has invalid config overrides; using broker defaults", zap.String("topic", t.Name), zap.Error(err))
 			res, _ = s.cfg.BrokerConfig.Resolve(nil)
 		}
-		ts := &topicState{name: t.Name, id: t.ID, cfg: res}
+		ts := &topicState{name: t.Name, id: t.ID, meta: t, cfg: res}
 		if prev != nil {
 			ts.bytesIn, ts.recordsIn, ts.bytesOut, ts.produceErrors = prev.bytesIn, prev.recordsIn, prev.bytesOut, prev.produceErrors
 		} else {
@@ -107,24 +168,25 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 			var p *partition
 			if prev != nil && i < len(prev.parts) {
 				p = prev.parts[i]
-				if p.log != nil && p.log.Config() != lcfg {
-					p.log.SetConfig(lcfg)
-				}
-				p.leaderEpoch.Store(mp.LeaderEpoch)
 			} else {
 				p = &partition{index: int32(i)}
-				p.leaderEpoch.Store(mp.LeaderEpoch)
+			}
+			if !p.hosted && slices.Contains(mp.Replicas, self) {
+				p.hosted = true
 				l, err := s.logs.Open(t.Name, int32(i), lcfg)
 				if err != nil {
 					s.log.Error("opening partition log failed", zap.String("topic", t.Name), zap.Int("partition", i), zap.Error(err))
 				} else {
 					p.log = l
-					// Single node: this broker is the whole ISR, so every
-					// record in the log is committed. The HW checkpoint may
-					// be stale after a crash (kill -9); the HW is the LEO.
-					l.SetHighWatermark(l.EndOffset())
-					s.openProducerState(t.Name, p)
+					p.rep = s.replicas.Add(t.Name, int32(i), l)
+					s.hostedBy.Store(p.rep, p)
 				}
+			}
+			if p.log != nil {
+				if p.log.Config() != lcfg {
+					p.log.SetConfig(lcfg)
+				}
+				s.replicas.Update(p.rep, mp)
 			}
 			ts.parts = append(ts.parts, p)
 		}
@@ -144,10 +206,18 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 func (pt *partitionTable) dropTopic(ts *topicState, deleteLogs bool) {
 	s := pt.s
 	for _, p := range ts.parts {
-		if p.prod != nil {
+		if p.rep != nil {
+			s.replicas.Remove(p.rep)
+			s.hostedBy.Delete(p.rep)
+		}
+		p.prodMu.Lock()
+		prod := p.prod
+		p.prod = nil
+		p.prodMu.Unlock()
+		if prod != nil {
 			if deleteLogs {
-				p.prod.Discard()
-			} else if err := p.prod.Close(); err != nil {
+				prod.Discard()
+			} else if err := prod.Close(); err != nil {
 				s.log.Warn("closing producer state failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
 			}
 		}
@@ -175,10 +245,14 @@ func (pt *partitionTable) closeAll() {
 	defer pt.mu.Unlock()
 	for _, ts := range pt.load() {
 		for _, p := range ts.parts {
-			if p.prod == nil {
+			p.prodMu.Lock()
+			prod := p.prod
+			p.prod = nil
+			p.prodMu.Unlock()
+			if prod == nil {
 				continue
 			}
-			if err := p.prod.Close(); err != nil {
+			if err := prod.Close(); err != nil {
 				pt.s.log.Warn("closing producer state failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"weir/broker/log"
 	"weir/broker/log/vfs"
 	"weir/broker/metadata"
+	"weir/broker/replica"
 	"weir/broker/topicconfig"
 )
 
@@ -53,6 +54,14 @@ type Config struct {
 	MaxRequestBytes int32
 	// IdleTimeout is connections.max.idle.ms (default 10 min); 0 disables.
 	IdleTimeout time.Duration
+
+	// ReplicaLagTime is replica.lag.time.max.ms (0: the broker config's).
+	ReplicaLagTime time.Duration
+	// ReplicaFetchMaxWait is replica.fetch.wait.max.ms (default 500ms).
+	ReplicaFetchMaxWait time.Duration
+	// ReplicaDial opens this broker's connections to other brokers
+	// (follower fetches); nil is plain TCP. Tests inject faults here.
+	ReplicaDial replica.DialFunc
 
 	// Logger receives the server's logs (nil: none).
 	Logger *zap.Logger
@@ -105,8 +114,13 @@ type Server struct {
 	logs    LogManager
 	parts   *partitionTable
 	metrics *metrics
-	now     func() time.Time
-	fs      vfs.FS
+	// replicas runs replication for the hosted partitions; hostedBy maps
+	// each *replica.Partition to its *partition.
+	replicas *replica.Manager
+	hostedBy sync.Map
+	groupMu  sync.Mutex // serializes group loads and unloads on leadership changes
+	now      func() time.Time
+	fs       vfs.FS
 
 	ctx    context.Context // cancelled at shutdown: long polls return
 	cancel context.CancelFunc
@@ -156,6 +170,7 @@ func New(cfg Config) (*Server, error) {
 	if s.fs = cfg.FS; s.fs == nil {
 		s.fs = vfs.OS
 	}
+	s.replicas = s.newReplicaManager()
 	// Follow the metadata: register first, then load, so no change is
 	// missed (sync is idempotent).
 	s.parts = &partitionTable{s: s}
@@ -346,6 +361,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	if first {
+		s.replicas.Close()
 		s.parts.closeAll()
 	}
 	return err

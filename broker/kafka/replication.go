@@ -1,0 +1,105 @@
+package kafka
+
+// Wiring of replication (weir/broker/replica) into the server: the
+// replica manager follows the partition table's leadership changes; when
+// this broker becomes a partition's leader it loads the partition's
+// producer state (rebuilt from the log, so idempotence survives a leader
+// change) and, for __consumer_offsets, the groups of that partition; when
+// it stops leading it snapshots and drops the producer state and unloads
+// the groups. A follower whose tail was truncated prunes the producer
+// snapshots past its new log end.
+
+import (
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"weir/broker/group"
+	"weir/broker/metadata"
+	"weir/broker/replica"
+)
+
+func (s *Server) newReplicaManager() *replica.Manager {
+	alt, _ := s.meta.(metadata.PartitionAlterer)
+	lag := s.cfg.ReplicaLagTime
+	if lag <= 0 {
+		if v, _, ok := s.cfg.BrokerConfig.Value("replica.lag.time.max.ms"); ok {
+			if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms > 0 {
+				lag = time.Duration(ms) * time.Millisecond
+			}
+		}
+	}
+	return replica.NewManager(replica.Config{
+		NodeID:       s.cfg.NodeID,
+		Metadata:     s.meta.Image,
+		Alterer:      alt,
+		LagTime:      lag,
+		FetchMaxWait: s.cfg.ReplicaFetchMaxWait,
+		Dial:         s.cfg.ReplicaDial,
+		OnLeader:     s.onLeader,
+		OnFollower:   s.onFollower,
+		OnTruncate:   s.onTruncate,
+		Logger:       s.log.Named("replica"),
+		Now:          s.now,
+	})
+}
+
+// hosted returns the partition of a replica.Partition.
+func (s *Server) hosted(rp *replica.Partition) *partition {
+	if v, ok := s.hostedBy.Load(rp); ok {
+		return v.(*partition)
+	}
+	return nil
+}
+
+func (s *Server) onLeader(rp *replica.Partition) {
+	p := s.hosted(rp)
+	if p == nil {
+		return
+	}
+	s.openProducerState(rp.Topic, p)
+	if rp.Topic == group.OffsetsTopic {
+		go s.followGroupLeadership(rp)
+	}
+}
+
+func (s *Server) onFollower(rp *replica.Partition) {
+	p := s.hosted(rp)
+	if p == nil {
+		return
+	}
+	s.closeProducerState(rp.Topic, p)
+	if rp.Topic == group.OffsetsTopic {
+		go s.followGroupLeadership(rp)
+	}
+}
+
+func (s *Server) onTruncate(rp *replica.Partition) {
+	if p := s.hosted(rp); p != nil && p.producers() == nil {
+		s.pruneProducerSnapshots(rp.Topic, p)
+	}
+}
+
+// followGroupLeadership loads or unloads an offsets partition's groups to
+// match this broker's current role for it (decided when it runs, under
+// groupMu, so the order of the goroutines does not matter).
+func (s *Server) followGroupLeadership(rp *replica.Partition) {
+	gs := s.groupSupport()
+	gs.mu.Lock()
+	coord := gs.coord
+	gs.mu.Unlock()
+	if coord == nil {
+		return // loaded (only what it leads) when the coordinator starts
+	}
+	s.groupMu.Lock()
+	defer s.groupMu.Unlock()
+	role, _, _ := rp.State()
+	if role != replica.RoleLeader {
+		coord.Unload(rp.Index)
+		return
+	}
+	if err := coord.Load(rp.Index); err != nil {
+		s.log.Warn("loading groups of a led offsets partition failed", zap.Int32("partition", rp.Index), zap.Error(err))
+	}
+}

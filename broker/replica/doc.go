@@ -1,0 +1,43 @@
+// Package replica is weir's partition replication: the leader side (each
+// follower's log end offset, the ISR, the high watermark, acks=all
+// waiting) and the follower side (fetching from the leader, truncating by
+// leader epoch).
+//
+// File map:
+//
+//	state.go      LeaderState: the ISR/HW state machine, no I/O and no
+//	              clock (tests: testdata/leader_*.txt scripts)
+//	partition.go  Partition: one hosted partition's role (leader, follower,
+//	              none), leader-only appends, acks=all waits, follower
+//	              fetches at the leader
+//	manager.go    Manager: applies leadership from the metadata (leader and
+//	              follower transitions, ISR changes), ISR lag ticks, sends
+//	              ISR proposals to the controller (AlterPartition)
+//	fetcher.go    one fetcher per leader broker: OffsetForLeaderEpoch
+//	              truncation, then Fetch with this broker's replica id,
+//	              appending the leader's batches as they are
+//	client.go     a minimal one-request-at-a-time Kafka client (kmsg)
+//
+// Replication, as the seeds describe Kafka's:
+//
+//   - every partition has a leader and followers; followers fetch from the
+//     leader with their log end offset as the fetch offset;
+//   - the leader keeps the ISR: followers that were caught up within
+//     replica.lag.time.max.ms; it asks the controller to shrink or expand
+//     it, with its leader and partition epochs so a deposed leader cannot;
+//   - the high watermark is the minimum log end offset over the ISR;
+//     consumers read only below it; acks=all is answered once it passes
+//     the batch, and refused up front when the ISR is smaller than
+//     min.insync.replicas;
+//   - a new leader takes an epoch (log.AssignEpoch); a follower that
+//     starts following asks the leader where its own latest epoch ends
+//     (OffsetForLeaderEpoch) and truncates exactly the divergent tail
+//     (KIP-101, with KIP-279's repeated requests), rather than to its high
+//     watermark, so no committed record is lost and no divergent record
+//     survives.
+//
+// Lock order: Partition.leadMu -> Partition.mu -> log locks; the
+// fetcher's fetchState.appendMu is taken without Partition.mu held.
+// Leadership callbacks (Config.OnLeader/OnFollower) run with leadMu held:
+// they must not wait for appends.
+package replica
