@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
@@ -96,7 +97,7 @@ func OptionsFromConfig(c connectors.Config) (Options, error) {
 // returns no records.
 type Source struct {
 	o   Options
-	srv *Server
+	srv atomic.Pointer[Server]
 }
 
 // NewSource returns a Source for o (started by Open).
@@ -112,7 +113,7 @@ func (s *Source) Open(ctx context.Context, sc connectors.SourceContext, _ map[st
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
-	s.srv = srv
+	s.srv.Store(srv)
 	return nil
 }
 
@@ -130,11 +131,12 @@ func (s *Source) Poll(ctx context.Context, buf []connectors.SourceRecord) ([]con
 
 // Close implements connectors.Source.
 func (s *Source) Close() error {
-	if s.srv == nil {
-		return nil
+	if srv := s.srv.Load(); srv != nil {
+		return srv.Close()
 	}
-	return s.srv.Close()
+	return nil
 }
 
-// Server is the running server (nil before Open).
-func (s *Source) Server() *Server { return s.srv }
+// Server is the running server (nil before Open); safe to call from any
+// goroutine.
+func (s *Source) Server() *Server { return s.srv.Load() }
