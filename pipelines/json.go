@@ -66,7 +66,7 @@ func (p *jsonParser) value(depth int) (any, error) {
 	switch c := p.b[p.i]; {
 	case c == '{':
 		p.i++
-		o := &Object{}
+		o := &Object{Keys: make([]string, 0, 8), Vals: make([]any, 0, 8)}
 		p.ws()
 		if p.i < len(p.b) && p.b[p.i] == '}' {
 			p.i++
@@ -77,7 +77,7 @@ func (p *jsonParser) value(depth int) (any, error) {
 			if p.i >= len(p.b) || p.b[p.i] != '"' {
 				return nil, p.fail("a field name")
 			}
-			k, err := p.str()
+			k, err := p.key()
 			if err != nil {
 				return nil, err
 			}
@@ -190,6 +190,36 @@ func (p *jsonParser) num() (any, error) {
 		return nil, p.fail("a number")
 	}
 	return f, nil
+}
+
+// keyCache interns common field names so objects do not allocate
+// their keys (read-only after init).
+var keyCache = map[string]string{}
+
+func init() {
+	for _, k := range []string{"timestamp", "time", "ts", "@timestamp", "host", "file", "offset", "message", "msg",
+		"level", "lvl", "severity", "service", "svc", "user", "n", "id", "status", "duration", "duration_ms",
+		"method", "path", "url", "trace", "trace_id", "span_id", "error", "logger", "caller", "truncated", "fields"} {
+		keyCache[k] = k
+	}
+}
+
+func (p *jsonParser) key() (string, error) {
+	start := p.i + 1
+	for j := start; j < len(p.b); j++ {
+		c := p.b[j]
+		if c == '"' {
+			if k, ok := keyCache[string(p.b[start:j])]; ok {
+				p.i = j + 1
+				return k, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			break
+		}
+	}
+	return p.str()
 }
 
 func (p *jsonParser) str() (string, error) {

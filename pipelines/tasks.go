@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,13 +55,51 @@ func (t *transformer) apply(ctx context.Context, key, value []byte, ts time.Time
 	if topic == "" {
 		topic = t.defTopic
 	}
-	v, eerr := t.encs[topic].encode(nil, ev.Fields)
+	v, eerr := t.encs[topic].encode(make([]byte, 0, len(value)+64), ev.Fields)
 	if eerr != nil {
 		eerr = fmt.Errorf("encoding for topic %s: %w", topic, eerr)
 		t.noteErr(eerr)
 		return result{outcome: DeadLetter, err: eerr}
 	}
 	return result{outcome: Keep, topic: topic, key: ev.Key, value: v, ts: ev.Time, err: err}
+}
+
+// parallelMin is the batch size from which applyAll spreads the work
+// over the processors.
+const parallelMin = 256
+
+// applyAll transforms n records (rec(i) gives record i) into dst,
+// splitting large batches over GOMAXPROCS goroutines: the chain, the
+// decoder and the encoders are safe for concurrent use, and results keep
+// their order.
+func (t *transformer) applyAll(ctx context.Context, dst []result, n int, rec func(int) ([]byte, []byte, time.Time)) []result {
+	if cap(dst) < n {
+		dst = make([]result, n)
+	}
+	dst = dst[:n]
+	workers := runtime.GOMAXPROCS(0)
+	if n < parallelMin || workers < 2 {
+		for i := 0; i < n; i++ {
+			k, v, ts := rec(i)
+			dst[i] = t.apply(ctx, k, v, ts)
+		}
+		return dst
+	}
+	chunk := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				k, v, ts := rec(i)
+				dst[i] = t.apply(ctx, k, v, ts)
+			}
+		}(lo, hi)
+	}
+	wg.Wait()
+	return dst
 }
 
 // noteErr counts a record error and logs at most one per second.
@@ -85,6 +124,7 @@ type transformSource struct {
 	t     *transformer
 	dlq   string
 	tmp   []connectors.SourceRecord
+	res   []result
 }
 
 func (s *transformSource) Open(ctx context.Context, sc connectors.SourceContext, restored map[string][]byte) error {
@@ -94,9 +134,12 @@ func (s *transformSource) Open(ctx context.Context, sc connectors.SourceContext,
 func (s *transformSource) Poll(ctx context.Context, buf []connectors.SourceRecord) ([]connectors.SourceRecord, error) {
 	in, err := s.inner.Poll(ctx, s.tmp[:0])
 	s.tmp = in
+	s.res = s.t.applyAll(ctx, s.res[:0], len(in), func(i int) ([]byte, []byte, time.Time) {
+		return in[i].Key, in[i].Value, in[i].Timestamp
+	})
 	for i := range in {
 		r := in[i]
-		res := s.t.apply(ctx, r.Key, r.Value, r.Timestamp)
+		res := s.res[i]
 		switch res.outcome {
 		case Drop:
 			continue
@@ -116,6 +159,7 @@ func (s *transformSource) Poll(ctx context.Context, buf []connectors.SourceRecor
 		buf = append(buf, r)
 	}
 	clear(in)
+	clear(s.res)
 	return buf, err
 }
 
@@ -139,6 +183,7 @@ type streamSink struct {
 	opts    []kgo.Opt
 	cl      *kgo.Client
 	sc      connectors.SinkContext
+	res     []result
 
 	mu     sync.Mutex
 	failed []*kgo.Record
@@ -169,8 +214,12 @@ func (s *streamSink) promise(r *kgo.Record, err error) {
 }
 
 func (s *streamSink) Write(ctx context.Context, rs []*kgo.Record) error {
-	for _, r := range rs {
-		res := s.t.apply(ctx, r.Key, r.Value, r.Timestamp)
+	s.res = s.t.applyAll(ctx, s.res[:0], len(rs), func(i int) ([]byte, []byte, time.Time) {
+		return rs[i].Key, rs[i].Value, rs[i].Timestamp
+	})
+	defer clear(s.res)
+	for i, r := range rs {
+		res := s.res[i]
 		switch res.outcome {
 		case Drop:
 			continue
