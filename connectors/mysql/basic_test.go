@@ -5,10 +5,6 @@ import (
 	"time"
 )
 
-const childEnv = "WEIR_MYSQL_TEST_CHILD"
-
-func childMain() {}
-
 func TestSnapshotThenStream(t *testing.T) {
 	e := newEnv(t)
 	e.exec("CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2), qty INT NOT NULL)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -33,6 +34,9 @@ type Source struct {
 	snap    *snapshotter
 	st      *streamer
 	pending error // error to return from the next Poll
+
+	mu        sync.Mutex
+	streaming bool // the binlog is being streamed (snapshot over)
 }
 
 // New returns a source for cfg (zero values take the spec's defaults).
@@ -167,6 +171,9 @@ func (s *Source) start(ctx context.Context) error {
 		return err
 	}
 	s.st, s.started = st, true
+	s.mu.Lock()
+	s.streaming = true
+	s.mu.Unlock()
 	return nil
 }
 
@@ -196,4 +203,11 @@ func (s *Source) teardown() {
 func (s *Source) Close() error {
 	s.teardown()
 	return nil
+}
+
+// snapDone reports whether the snapshot is over (for tests).
+func (s *Source) snapDone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streaming
 }
