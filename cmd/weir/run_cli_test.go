@@ -196,7 +196,7 @@ func TestRunQuickstart(t *testing.T) {
 
 	// Second run: positions and offsets were committed, so only a new line
 	// comes through.
-	p2 := startWeirRun(t, bin, dir)
+	p2 := startWeirRun(t, bin, dir, "--watch-interval", "0")
 	f, err := os.OpenFile(filepath.Join(dir, "data", "app.log"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -211,6 +211,32 @@ func TestRunQuickstart(t *testing.T) {
 	})
 	if last := readJSONLines(t, out)[59]; last["level"] != "error" || last["duration_ms"] != 700.0 {
 		t.Fatalf("appended line arrived as %v", last)
+	}
+
+	// Change one sink's settings and send SIGHUP: only that sink restarts,
+	// and the next record goes to its new file.
+	hcl := filepath.Join(dir, "pipeline.hcl")
+	src, _ := os.ReadFile(hcl)
+	os.WriteFile(hcl, bytes.Replace(src, []byte("out/app_logs.jsonl"), []byte("out/app_logs2.jsonl"), 1), 0o644)
+	_ = p2.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, 20*time.Second, func() error {
+		if !strings.Contains(p2.stderr.String(), `"restarted":["sink.archive"]`) {
+			return fmt.Errorf("no reload restarting only sink.archive logged:\n%s", p2.stderr.String())
+		}
+		return nil
+	})
+	f, _ = os.OpenFile(filepath.Join(dir, "data", "app.log"), os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintln(f, "2024-05-01T11:00:01.000Z INFO  [cart] item added user=erin")
+	f.Close()
+	out2 := filepath.Join(dir, "out", "app_logs2.jsonl")
+	waitFor(t, 20*time.Second, func() error {
+		if n := len(readJSONLines(t, out2)); n != 1 {
+			return fmt.Errorf("%s has %d lines, want 1", out2, n)
+		}
+		return nil
+	})
+	if n := len(readJSONLines(t, out)); n != 60 {
+		t.Fatalf("old output file has %d lines after the reload, want 60", n)
 	}
 	p2.interrupt(t)
 }
