@@ -33,6 +33,9 @@ func (f *frameReader) next() ([]byte, bool, error) {
 		c, err := f.r.ReadByte()
 		if err != nil {
 			if len(f.buf) > 0 && errors.Is(err, io.EOF) {
+				if len(f.buf) > f.max {
+					return f.buf[:f.max], true, nil
+				}
 				return f.buf, false, nil
 			}
 			return nil, false, err
