@@ -36,6 +36,8 @@ import (
 	_ "weir/connectors/filesink"
 	_ "weir/connectors/kafkasink"
 	_ "weir/connectors/mysql"
+	_ "weir/ingest/httpin"
+	_ "weir/ingest/syslog"
 )
 
 type runFlags struct {
