@@ -121,6 +121,9 @@ type App struct {
 	prodErr error
 	fatal   error // set in callbacks, read by the loop (serialized by the rebalance gate)
 	killed  atomic.Bool
+	// restored counts changelog records read by restores over the
+	// instance's life (tests, logs).
+	restored atomic.Int64
 	done    chan struct{}
 	metrics *metrics
 }
@@ -204,7 +207,11 @@ func (a *App) Run(ctx context.Context) error {
 func (a *App) loop(ctx context.Context) error {
 	last := time.Now()
 	for {
-		fs := a.cl.PollRecords(ctx, a.cfg.MaxPollRecords)
+		// Poll with a deadline so an idle instance still commits what it
+		// processed last.
+		pctx, pcancel := context.WithTimeout(ctx, a.cfg.CommitInterval)
+		fs := a.cl.PollRecords(pctx, a.cfg.MaxPollRecords)
+		pcancel()
 		if a.killed.Load() {
 			return nil
 		}
@@ -215,7 +222,7 @@ func (a *App) loop(ctx context.Context) error {
 			return a.fatal
 		}
 		fs.EachError(func(topic string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				a.log.Warn("fetch error", zap.String("topic", topic), zap.Int32("partition", p), zap.Error(err))
 			}
 		})
@@ -242,7 +249,7 @@ func (a *App) loop(ctx context.Context) error {
 		if err := a.produceErr(); err != nil {
 			return err
 		}
-		if time.Since(last) >= a.cfg.CommitInterval {
+		if time.Since(last) >= a.cfg.CommitInterval && !a.killed.Load() {
 			if err := a.commit(ctx, a.taskList()); err != nil {
 				if ctx.Err() != nil || a.killed.Load() {
 					return nil
@@ -371,6 +378,7 @@ func (a *App) onAssigned(ctx context.Context, _ *kgo.Client, assigned map[string
 				a.log.Error("restore failed", zap.String("task", t.id), zap.Error(err))
 				return
 			}
+			a.restored.Add(t.m.restored.Load())
 			if len(t.stores) > 0 {
 				a.log.Info("task restored", zap.String("task", t.id), zap.Int64("changelog_records", t.m.restored.Load()), zap.Duration("took", time.Since(start)))
 			}
@@ -433,7 +441,6 @@ func (a *App) closeTasks(clean bool) { a.dropTasks(a.taskList(), clean) }
 // Tests use it; Run returns nil.
 func (a *App) kill() {
 	a.killed.Store(true)
-	a.cl.AllowRebalance()
 	a.cl.Close()
 	<-a.done
 	a.closeTasks(false)
