@@ -124,8 +124,8 @@ type App struct {
 	// restored counts changelog records read by restores over the
 	// instance's life (tests, logs).
 	restored atomic.Int64
-	done    chan struct{}
-	metrics *metrics
+	done     chan struct{}
+	metrics  *metrics
 }
 
 // New prepares an instance; Run starts it.
