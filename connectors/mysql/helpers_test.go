@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
@@ -201,4 +203,12 @@ func (c *testContext) Logger() *zap.Logger { return zap.NewNop() }
 func (c *testContext) Metrics() *connectors.Metrics {
 	c.once.Do(func() { c.m = connectors.NewTestMetrics(c.name) })
 	return c.m
+}
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
 }
