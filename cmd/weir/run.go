@@ -26,6 +26,7 @@ import (
 	"weir/broker/log/vfs"
 	"weir/broker/metadata"
 	"weir/broker/topicconfig"
+	"weir/broker/txn"
 	"weir/connectors/stdout"
 	"weir/pipelines"
 
@@ -343,6 +344,13 @@ func startEmbedded(lg *zap.Logger, b *pipelines.Broker) (e *embeddedBroker, err 
 	srv, err := kafka.New(kcfg)
 	if err != nil {
 		return e, err
+	}
+	pids, err := txn.OpenFileBlockStore(vfs.OS, b.DataDir)
+	if err == nil {
+		err = srv.SetProducerIDStore(pids)
+	}
+	if err != nil {
+		return e, fmt.Errorf("producer ids in %s: %w", b.DataDir, err)
 	}
 	if err = srv.Start(); err != nil {
 		return e, fmt.Errorf("kafka listener %s: %w", b.KafkaAddr, err)
