@@ -42,7 +42,9 @@
 // 429/502/503/504) nothing is dead-lettered: Flush returns an error
 // wrapping connectors.ErrRetriable, keeps the items and sends them again
 // on the next Flush, so the runtime backs off and never commits past
-// them. Flush returns nil only when every record written so far is stored
+// them. A request refused as such (401, 403, 404, 405: credentials or
+// URL) fails Flush with ErrRefused, not retriable and nothing
+// dead-lettered: the task stops without committing. Flush returns nil only when every record written so far is stored
 // or dead-lettered: the runtime's condition for committing offsets.
 //
 // Bulk workers run concurrently, so two actions on the same document are

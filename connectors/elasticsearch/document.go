@@ -41,6 +41,7 @@ const (
 	outcomeRetry              // retryable rejection of this item
 	outcomeUnavailable        // the whole request failed: the server is down or overloaded
 	outcomeRejected           // non-retryable: dead-letter it
+	outcomeFatal              // the request was refused for reasons no record causes (401, 403, 404): stop
 )
 
 // builder turns records into ops.

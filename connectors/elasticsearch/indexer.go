@@ -22,6 +22,13 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
+// ErrRefused is wrapped by Flush errors when the server refuses bulk
+// requests as such (401, 403, 404, 405: wrong credentials or URL). No
+// record is dead-lettered for it and the error is not retriable: the task
+// stops without committing, so the records are delivered again once the
+// configuration is fixed.
+var ErrRefused = errors.New("search server refused the bulk request")
+
 // ItemError is the server's rejection of one bulk item, as the bulk
 // response reports it. It is the error dead-lettered records carry.
 type ItemError struct {
@@ -227,7 +234,7 @@ func (ix *Indexer) resubmitPending(ctx context.Context) error {
 	}
 	for _, o := range ix.cycle {
 		switch o.outcome {
-		case outcomeUnsent, outcomeRetry, outcomeUnavailable:
+		case outcomeUnsent, outcomeRetry, outcomeUnavailable, outcomeFatal:
 			if err := ix.submit(ctx, o); err != nil {
 				return err
 			}
@@ -255,6 +262,11 @@ func (ix *Indexer) Flush(ctx context.Context) error {
 			return err
 		}
 		again, unavailable, last := ix.settle()
+		if errors.Is(last, ErrRefused) {
+			ix.cycle = again
+			ix.resubmit = true
+			return last
+		}
 		if len(again) == 0 {
 			ix.cycle = ix.cycle[:0]
 			clear(ix.latest)
@@ -291,6 +303,7 @@ func (ix *Indexer) Flush(ctx context.Context) error {
 // rejected ones dead-lettered, superseded ones (a newer action on the same
 // document exists) dropped; it returns the ops to send again.
 func (ix *Indexer) settle() (again []*op, unavailable bool, last error) {
+	var fatal error
 	for _, o := range ix.cycle {
 		switch o.outcome {
 		case outcomeDone:
@@ -306,8 +319,11 @@ func (ix *Indexer) settle() (again []*op, unavailable bool, last error) {
 		if o.key != "" && ix.latest[o.key] != o {
 			continue // superseded by a newer action on the same document
 		}
+		if o.outcome == outcomeFatal {
+			fatal = o.err
+		}
 		last = o.err
-		if o.outcome == outcomeUnavailable {
+		if o.outcome == outcomeUnavailable || o.outcome == outcomeFatal {
 			unavailable = true
 		} else {
 			o.attempts++
@@ -317,6 +333,9 @@ func (ix *Indexer) settle() (again []*op, unavailable bool, last error) {
 			}
 		}
 		again = append(again, o)
+	}
+	if fatal != nil {
+		last = fatal
 	}
 	return again, unavailable, last
 }
@@ -356,6 +375,8 @@ func classify(o *op, res esutil.BulkIndexerResponseItem, err error) (int, error)
 			return outcomeUnavailable, fmt.Errorf("bulk request: %w", err)
 		case st >= 500:
 			return outcomeRetry, fmt.Errorf("bulk request: %w", err)
+		case st == 401 || st == 403 || st == 404 || st == 405:
+			return outcomeFatal, fmt.Errorf("%w: bulk request refused (check urls and credentials): %w", ErrRefused, err)
 		}
 		return outcomeRejected, fmt.Errorf("bulk request refused: %w", err)
 	}

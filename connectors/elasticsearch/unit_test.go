@@ -133,6 +133,8 @@ func TestClassify(t *testing.T) {
 		{idx, esutil.BulkIndexerResponseItem{}, errors.New("flush: [503 Service Unavailable] {}"), outcomeUnavailable},
 		{idx, esutil.BulkIndexerResponseItem{}, errors.New("flush: [500 Internal Server Error] {}"), outcomeRetry},
 		{idx, esutil.BulkIndexerResponseItem{}, errors.New("flush: [413 Request Entity Too Large] {}"), outcomeRejected},
+		{idx, esutil.BulkIndexerResponseItem{}, errors.New("flush: [401 Unauthorized] {}"), outcomeFatal},
+		{idx, esutil.BulkIndexerResponseItem{}, errors.New("flush: [403 Forbidden] {}"), outcomeFatal},
 	} {
 		got, err := classify(c.o, c.res, c.err)
 		if got != c.want {
