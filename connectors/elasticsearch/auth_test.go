@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors"
-	"weir/connectors/elasticsearch/internal/searchtest"
+	"weir/connectors/elasticsearch/searchtest"
 )
 
 // The test servers run without security, so TLS and credentials are

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"weir/connectors"
-	"weir/connectors/elasticsearch/internal/searchtest"
+	"weir/connectors/elasticsearch/searchtest"
 	"weir/internal/testbroker"
 	"weir/schemas"
 	"weir/schemas/registry"

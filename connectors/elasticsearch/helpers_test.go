@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors"
-	"weir/connectors/elasticsearch/internal/searchtest"
+	"weir/connectors/elasticsearch/searchtest"
 )
 
 func TestMain(m *testing.M) { searchtest.Main(m) }

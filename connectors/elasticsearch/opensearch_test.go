@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/connectors/elasticsearch/internal/searchtest"
+	"weir/connectors/elasticsearch/searchtest"
 )
 
 // OpenSearch sends no X-Elastic-Product header: the sink identifies it

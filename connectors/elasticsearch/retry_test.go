@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors"
-	"weir/connectors/elasticsearch/internal/searchtest"
+	"weir/connectors/elasticsearch/searchtest"
 )
 
 // A real Elasticsearch with a one-thread write pool and a one-slot queue

@@ -1,7 +1,8 @@
 // Package searchtest runs real search servers for the Elasticsearch sink's
 // tests: Elasticsearch 7.17 and OpenSearch 2.19 nodes started from Maven
 // Central jars by a small Java launcher (java/, one Maven module per
-// server), never a hand-written fake.
+// server), never a hand-written fake. It is importable by any test in the
+// module (examples/ uses it too).
 //
 // A test binary calls Main from TestMain; Shared starts one server per
 // flavor per test process on first use (127.0.0.1, ephemeral HTTP port,
