@@ -23,7 +23,10 @@ type Config struct {
 	Action string
 
 	// IDFrom is where _id comes from: "key" (the record key; records
-	// without one get an id from the server), "field" (IDField) or "none".
+	// without one get an id from the server), "field" (IDField), "offset"
+	// (topic+partition+offset of the record, Kafka Connect's key.ignore
+	// form: one document per record however often it is re-delivered)
+	// or "none".
 	IDFrom  string
 	IDField string
 	// TimestampField is the document field holding the event time (RFC
@@ -89,7 +92,7 @@ var Spec = connectors.Spec{
 		{Name: "index", Type: connectors.String, Required: true, Doc: "index name template: literal text, %{[field][sub]} from the document, %{+2006.01.02} event time (Go layout, UTC), %{[@metadata][topic|partition|key]}"},
 		{Name: "data_stream", Type: connectors.Bool, Default: false, Doc: "write to a data stream: create op, @timestamp added from the event time when missing"},
 		{Name: "action", Type: connectors.String, Default: "index", Enum: []string{"index", "create"}, Doc: "bulk op for records with a value (tombstones are always delete)"},
-		{Name: "id_from", Type: connectors.String, Default: "key", Enum: []string{"key", "field", "none"}, Doc: "where _id comes from: the record key, the id_field of the document, or the server"},
+		{Name: "id_from", Type: connectors.String, Default: "key", Enum: []string{"key", "field", "offset", "none"}, Doc: "where _id comes from: the record key, the id_field of the document, the record's topic+partition+offset, or the server"},
 		{Name: "id_field", Type: connectors.String, Doc: "document field holding _id when id_from = \"field\" (a.b or [a][b])"},
 		{Name: "timestamp_field", Type: connectors.String, Doc: "document field with the event time (RFC 3339 or epoch ms); empty: the record timestamp"},
 		{Name: "version_type", Type: connectors.String, Default: "", Enum: []string{"", "external", "external_gte"}, Doc: "external versioning: an older version never overwrites a newer one"},
@@ -189,7 +192,7 @@ func (c *Config) Validate() error {
 		bad("action: %q is not index or create", c.Action)
 	}
 	switch c.IDFrom {
-	case "key", "none":
+	case "key", "offset", "none":
 		if c.IDField != "" {
 			bad("id_field is set but id_from is %q (set id_from = \"field\")", c.IDFrom)
 		}
@@ -198,7 +201,7 @@ func (c *Config) Validate() error {
 			bad("id_from = \"field\" needs id_field")
 		}
 	default:
-		bad("id_from: %q is not key, field or none", c.IDFrom)
+		bad("id_from: %q is not key, field, offset or none", c.IDFrom)
 	}
 	for name, p := range map[string]string{"id_field": c.IDField, "timestamp_field": c.TimestampField, "version_field": c.VersionField} {
 		if p != "" {

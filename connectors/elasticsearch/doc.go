@@ -15,7 +15,8 @@
 //     timestamp_field of the document (RFC 3339 or epoch ms) or else the
 //     record timestamp. A missing field dead-letters the record.
 //   - _id: the record key (id_from = key, default), a document field
-//     (id_from = field) or none (server-assigned; re-deliveries then
+//     (id_from = field), topic+partition+offset (id_from = offset, for
+//     keyless records such as log lines) or none (server-assigned; re-deliveries then
 //     duplicate). With an _id, re-delivery after a restart overwrites, so
 //     at-least-once delivery leaves exactly one document.
 //   - A tombstone (null value) deletes _id = key; deleting a missing

@@ -121,6 +121,8 @@ func (b *builder) build(ctx context.Context, r *kgo.Record) (*op, error) {
 		switch b.cfg.IDFrom {
 		case "key":
 			o.id = string(r.Key)
+		case "offset":
+			o.id = offsetID(r)
 		case "field":
 			v, ok := lookup(doc, b.idPath)
 			s, isScalar := scalarString(v)
@@ -389,4 +391,10 @@ func unionName(n *schemas.Node) string {
 		return n.Kind.String() + "." + n.Logical
 	}
 	return n.Kind.String()
+}
+
+// offsetID is the _id of id_from = "offset": topic+partition+offset, as
+// Kafka Connect's Elasticsearch sink names documents with key.ignore.
+func offsetID(r *kgo.Record) string {
+	return r.Topic + "+" + strconv.Itoa(int(r.Partition)) + "+" + strconv.FormatInt(r.Offset, 10)
 }

@@ -1,6 +1,7 @@
 package elasticsearch
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/elastic/go-elasticsearch/v8/esutil"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors"
 	"weir/schemas"
@@ -193,5 +195,42 @@ func TestAvroToJSON(t *testing.T) {
 	want := `{"host":"h1","lvl":"WARN","n":null,"sub":{"a":7},"tags":["a","b"],"ts":"2023-11-14T22:13:20.123Z"}`
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+}
+
+// id_from = "offset" names a document by its record's topic+partition+
+// offset: the same record always gets the same _id, different records of
+// the same content get different ones.
+func TestIDFromOffset(t *testing.T) {
+	raw, err := Spec.Decode(map[string]any{"urls": "http://h:9200", "index": "logs", "id_from": "offset"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := FromConfig(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newBuilder(&cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, r := range []*kgo.Record{
+		{Topic: "app_logs", Partition: 2, Offset: 41, Value: []byte(`{"msg":"x"}`)},
+		{Topic: "app_logs", Partition: 2, Offset: 41, Value: []byte(`{"msg":"x"}`), Key: []byte("k")}, // re-delivered
+		{Topic: "app_logs", Partition: 1, Offset: 41, Value: []byte(`{"msg":"x"}`)},
+		{Topic: "app_logs", Partition: 2, Offset: 42, Value: []byte(`{"msg":"x"}`)},
+	} {
+		o, err := b.build(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[o.id] = true
+	}
+	if len(ids) != 3 || !ids["app_logs+2+41"] || !ids["app_logs+1+41"] || !ids["app_logs+2+42"] {
+		t.Fatalf("ids %v, want app_logs+2+41, app_logs+1+41, app_logs+2+42", ids)
+	}
+	if _, err := Spec.Decode(map[string]any{"urls": "u", "index": "i", "id_from": "offset", "id_field": "f"}); err == nil || !strings.Contains(err.Error(), "id_field is set") {
+		t.Fatalf("id_field with id_from = offset: %v", err)
 	}
 }
