@@ -14,6 +14,7 @@ const (
 	KindCreatePartitions = "create_partitions"
 	KindAlterTopicConfig = "alter_topic_config"
 	KindAlterPartition   = "alter_partition"
+	KindProducerIDs      = "producer_ids"
 )
 
 // Command is one request to the controller leader (RPC "Command").
@@ -34,6 +35,8 @@ type CommandReply struct {
 	Index uint64          `json:"index"`
 	Err   *WireError      `json:"err,omitempty"`
 	Topic *metadata.Topic `json:"topic,omitempty"`
+	// First is the first producer id of a reserved block.
+	First int64 `json:"first,omitempty"`
 }
 
 // HeartbeatArgs is a broker's periodic heartbeat, carrying its
@@ -55,6 +58,12 @@ type HeartbeatReply struct {
 // Index is filled in by the caller.
 func planCommand(im *metadata.Image, c Command) ([]metadata.Record, *metadata.Topic, error) {
 	switch c.Kind {
+	case KindProducerIDs:
+		if c.Total <= 0 {
+			return nil, nil, fmt.Errorf("controller: producer id block of %d", c.Total)
+		}
+		next := im.NextProducerID() + int64(c.Total)
+		return []metadata.Record{{Type: metadata.TypeProducerIDs, ProducerIDs: &metadata.ProducerIDs{Next: next}}}, nil, nil
 	case KindCreateTopic:
 		if c.Spec == nil {
 			return nil, nil, fmt.Errorf("controller: %s without a spec", c.Kind)

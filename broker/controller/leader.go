@@ -224,11 +224,15 @@ func (l *leader) process(batch []*request, liveness, preferred bool) {
 	for i, r := range batch {
 		switch {
 		case r.cmd != nil:
+			first := img.NextProducerID()
 			rs, t, err := planCommand(img, *r.cmd)
 			if err == nil {
 				err = add(rs)
 			}
 			results[i] = result{err: err, cmd: CommandReply{Topic: t}}
+			if r.cmd.Kind == KindProducerIDs {
+				results[i].cmd.First = first
+			}
 		case r.hb != nil:
 			b := r.hb.Broker
 			id := b.NodeID

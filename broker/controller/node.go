@@ -278,6 +278,29 @@ func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
 // AppliedIndex returns the Raft index of the last entry applied here.
 func (n *Node) AppliedIndex() uint64 { return n.fsm.applied.Load() }
 
+// WaitReady waits until this node has caught up with the quorum: a
+// leader is known, the cluster is initialized, and every entry committed
+// as far as this node knows is applied locally. A broker serves clients
+// only after that, so its Metadata answers are not from an empty or stale
+// image after a restart.
+func (n *Node) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		addr, _ := n.raft.LeaderWithID()
+		if addr != "" && n.Image().ClusterID() != "" && n.fsm.applied.Load() >= n.raft.CommitIndex() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("controller: waiting to catch up with the quorum: %w", ctx.Err())
+		case <-n.stop:
+			return ErrClosed
+		case <-t.C:
+		}
+	}
+}
+
 // Fenced reports whether this broker was fenced at its last heartbeat.
 func (n *Node) Fenced() bool { return n.fenced.Load() }
 
@@ -395,6 +418,20 @@ func (n *Node) AlterPartition(ctx context.Context, req metadata.AlterPartition) 
 	}
 	p, _ := n.Image().Partition(req.Topic, req.Partition)
 	return p, nil
+}
+
+// Reserve reserves a block of size producer ids for this broker's
+// InitProducerId (txn.BlockStore): blocks come from the replicated
+// metadata, so no two brokers ever hand out the same id.
+func (n *Node) Reserve(size int64) (int64, error) {
+	if size <= 0 || size > 1<<30 {
+		return 0, fmt.Errorf("controller: producer id block of %d", size)
+	}
+	reply, err := n.command(context.Background(), Command{Kind: KindProducerIDs, Total: int32(size)})
+	if err != nil {
+		return 0, fmt.Errorf("controller: reserving %d producer ids: %w", size, err)
+	}
+	return reply.First, nil
 }
 
 // RegisterBroker sets this broker's registration. It does not wait: the

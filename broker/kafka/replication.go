@@ -103,3 +103,25 @@ func (s *Server) followGroupLeadership(rp *replica.Partition) {
 		s.log.Warn("loading groups of a led offsets partition failed", zap.Int32("partition", rp.Index), zap.Error(err))
 	}
 }
+
+// Leads reports whether this broker leads the partition now (it has
+// taken over in its replica state, not only been elected in the
+// metadata). For tests and tools.
+func (s *Server) Leads(topic string, p int32) bool {
+	_, part := s.parts.lookup(topic, p)
+	if part == nil || part.rep == nil {
+		return false
+	}
+	role, _, _ := part.rep.State()
+	return role == replica.RoleLeader
+}
+
+// LeaderISR returns the partition's ISR as this broker, its leader, knows
+// it; nil when it does not lead the partition.
+func (s *Server) LeaderISR(topic string, p int32) []int32 {
+	_, part := s.parts.lookup(topic, p)
+	if part == nil || part.rep == nil {
+		return nil
+	}
+	return part.rep.ISR()
+}

@@ -225,6 +225,9 @@ func (s *Server) warnOrphanLogs() {
 		s.log.Warn("listing partition logs failed", zap.Error(err))
 		return
 	}
+	if s.meta.Image().ClusterID() == "" {
+		return // the metadata is not loaded yet (a quorum replays it later)
+	}
 	tab := s.parts.load()
 	for _, tp := range found {
 		if ts := tab[tp.Topic]; ts == nil || int(tp.Partition) >= len(ts.parts) {

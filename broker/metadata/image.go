@@ -47,6 +47,7 @@ type Image struct {
 	Offset int64
 
 	clusterID string
+	nextPID   int64 // first producer id not reserved yet
 	brokers   map[int32]Broker
 	topics    map[string]*Topic
 	byID      map[UUID]*Topic
@@ -54,6 +55,9 @@ type Image struct {
 
 // ClusterID returns the cluster id, "" before InitCluster.
 func (im *Image) ClusterID() string { return im.clusterID }
+
+// NextProducerID returns the first producer id no broker has reserved.
+func (im *Image) NextProducerID() int64 { return im.nextPID }
 
 // Brokers returns the registered brokers sorted by node id.
 func (im *Image) Brokers() []Broker {
@@ -132,6 +136,7 @@ func (im *Image) Apply(r Record) (*Image, error) {
 	next := &Image{
 		Offset:    im.Offset + 1,
 		clusterID: im.clusterID,
+		nextPID:   im.nextPID,
 		brokers:   im.brokers,
 		topics:    im.topics,
 		byID:      im.byID,
@@ -225,6 +230,11 @@ func (im *Image) Apply(r Record) (*Image, error) {
 			Replicas: cur.Replicas, ISR: slices.Clone(cp.ISR),
 		}
 		next.topics, next.byID = im.withTopic(&nt)
+	case TypeProducerIDs:
+		if r.ProducerIDs.Next <= im.nextPID {
+			return nil, fmt.Errorf("%w: producer ids below %d reserved, asked to move back to %d", ErrCorruptRecord, im.nextPID, r.ProducerIDs.Next)
+		}
+		next.nextPID = r.ProducerIDs.Next
 	case TypeFenceBroker:
 		fb := r.FenceBroker
 		b, ok := im.brokers[fb.NodeID]
@@ -283,6 +293,9 @@ func (im *Image) Records() []Record {
 	var out []Record
 	if im.clusterID != "" {
 		out = append(out, Record{Type: TypeInitCluster, InitCluster: &InitCluster{ClusterID: im.clusterID}})
+	}
+	if im.nextPID > 0 {
+		out = append(out, Record{Type: TypeProducerIDs, ProducerIDs: &ProducerIDs{Next: im.nextPID}})
 	}
 	for _, b := range im.Brokers() {
 		b := b

@@ -19,6 +19,7 @@ const (
 	TypeAlterTopicConfig RecordType = "alter_topic_config"
 	TypeChangePartition  RecordType = "change_partition"
 	TypeFenceBroker      RecordType = "fence_broker"
+	TypeProducerIDs      RecordType = "producer_ids"
 )
 
 // Record is one metadata change. Exactly one of the pointer fields is set,
@@ -35,6 +36,7 @@ type Record struct {
 	AlterTopicConfig *AlterTopicConfig `json:"alter_topic_config,omitempty"`
 	ChangePartition  *ChangePartition  `json:"change_partition,omitempty"`
 	FenceBroker      *FenceBroker      `json:"fence_broker,omitempty"`
+	ProducerIDs      *ProducerIDs      `json:"producer_ids,omitempty"`
 }
 
 // InitCluster fixes the cluster id. It is the first record of a cluster and
@@ -95,6 +97,13 @@ type ChangePartition struct {
 type FenceBroker struct {
 	NodeID int32 `json:"node_id"`
 	Fenced bool  `json:"fenced"`
+}
+
+// ProducerIDs reserves the producer ids below Next (cluster-wide
+// InitProducerId blocks, Kafka's KIP-730): the image's next free producer
+// id becomes Next, which must be larger than the current one.
+type ProducerIDs struct {
+	Next int64 `json:"next"`
 }
 
 // EncodeRecords returns the JSON form of a batch of records (one Raft
@@ -158,6 +167,7 @@ func (r Record) check() error {
 		{TypeAlterTopicConfig, r.AlterTopicConfig != nil},
 		{TypeChangePartition, r.ChangePartition != nil},
 		{TypeFenceBroker, r.FenceBroker != nil},
+		{TypeProducerIDs, r.ProducerIDs != nil},
 	} {
 		if p.set {
 			set++

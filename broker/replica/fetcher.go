@@ -373,7 +373,7 @@ func (f *fetcher) fetch(cl *client, ws []work, lg *zap.Logger) error {
 		idx[key{w.p.Topic, w.p.Index}] = w
 	}
 	resp := kmsg.NewPtrFetchResponse()
-	if err := cl.roundTrip(req, resp, time.Now().Add(cfg.FetchMaxWait+10*time.Second)); err != nil {
+	if err := cl.roundTrip(req, resp, time.Now().Add(cfg.FetchMaxWait+3*time.Second)); err != nil {
 		return err
 	}
 	if resp.ErrorCode != 0 {

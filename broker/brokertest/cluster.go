@@ -1,0 +1,526 @@
+package brokertest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"weir/broker/controller"
+	"weir/broker/kafka"
+	"weir/broker/log"
+	"weir/broker/log/vfs"
+	"weir/broker/metadata"
+	"weir/broker/topicconfig"
+)
+
+// Option configures NewCluster.
+type Option func(*options)
+
+type options struct {
+	brokers        int
+	lag            time.Duration
+	session        time.Duration
+	heartbeat      time.Duration
+	raftTimeout    time.Duration
+	fetchWait      time.Duration
+	preferred      time.Duration
+	brokerConfigs  map[string]string
+	logLevel       zap.AtomicLevel
+	logLevelIsSet  bool
+	dataDirs       []string
+	controllerDirs []string
+}
+
+// Brokers sets the number of brokers (default 3); every one is a voter of
+// the controller quorum.
+func Brokers(n int) Option { return func(o *options) { o.brokers = n } }
+
+// LagTime sets replica.lag.time.max.ms (default 1s).
+func LagTime(d time.Duration) Option { return func(o *options) { o.lag = d } }
+
+// SessionTimeout sets how long the controller waits for heartbeats before
+// fencing a broker (default 1.5s); heartbeats go every tenth of it.
+func SessionTimeout(d time.Duration) Option {
+	return func(o *options) { o.session, o.heartbeat = d, d/10 }
+}
+
+// PreferredLeaderInterval sets how often leadership moves back to
+// preferred replicas (default: never, so tests see the elections they
+// cause).
+func PreferredLeaderInterval(d time.Duration) Option { return func(o *options) { o.preferred = d } }
+
+// BrokerConfig sets broker configs (Kafka names) on every broker.
+func BrokerConfig(kv map[string]string) Option {
+	return func(o *options) { o.brokerConfigs = kv }
+}
+
+// LogLevel sets the brokers' log level in the test log (default warn).
+func LogLevel(l zap.AtomicLevel) Option {
+	return func(o *options) { o.logLevel, o.logLevelIsSet = l, true }
+}
+
+// Cluster is an in-process weir cluster: brokers on 127.0.0.1 with real
+// data directories, a Raft controller quorum over all of them, and a
+// Network that carries their traffic to each other.
+type Cluster struct {
+	t       testing.TB
+	o       options
+	net     *Network
+	voters  []controller.Voter
+	brokers []*Broker
+}
+
+// Broker is one in-process broker. Stop and Start it through the Cluster.
+type Broker struct {
+	ID int32
+	c  *Cluster
+
+	mu        sync.Mutex
+	started   bool
+	dataDir   string
+	kafkaAddr string
+	ctrlAddr  string
+	node      *controller.Node
+	srv       *kafka.Server
+	logs      *log.Manager
+}
+
+// NewCluster starts a cluster and waits until every broker sees every
+// broker registered and live. It is shut down when the test ends.
+func NewCluster(t testing.TB, opts ...Option) *Cluster {
+	t.Helper()
+	o := options{brokers: 3, lag: time.Second, session: 1500 * time.Millisecond, heartbeat: 150 * time.Millisecond,
+		raftTimeout: 500 * time.Millisecond, fetchWait: 500 * time.Millisecond, preferred: -1}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if !o.logLevelIsSet {
+		o.logLevel = zap.NewAtomicLevelAt(zap.WarnLevel)
+	}
+	c := &Cluster{t: t, o: o, net: newNetwork()}
+	var ctrlLns, kafkaLns []net.Listener
+	for i := 0; i < o.brokers; i++ {
+		id := int32(i + 1)
+		cl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctrlLns, kafkaLns = append(ctrlLns, cl), append(kafkaLns, kl)
+		dir := t.TempDir()
+		b := &Broker{ID: id, c: c, dataDir: dir, kafkaAddr: kl.Addr().String(), ctrlAddr: cl.Addr().String()}
+		c.brokers = append(c.brokers, b)
+		c.voters = append(c.voters, controller.Voter{ID: id, Addr: b.ctrlAddr})
+		c.net.register(b.ctrlAddr, id, Controller)
+		c.net.register(b.kafkaAddr, id, Kafka)
+	}
+	t.Cleanup(c.Close)
+	for i, b := range c.brokers {
+		if err := b.start(ctrlLns[i], kafkaLns[i]); err != nil {
+			t.Fatalf("starting broker %d: %v", b.ID, err)
+		}
+	}
+	c.WaitFor(30*time.Second, func() error { return c.allLive() })
+	return c
+}
+
+// allLive checks that every running broker sees every broker live.
+func (c *Cluster) allLive() error {
+	for _, b := range c.brokers {
+		if !b.Running() {
+			continue
+		}
+		img := b.Image()
+		if img.ClusterID() == "" {
+			return fmt.Errorf("broker %d: no cluster id yet", b.ID)
+		}
+		if n := len(img.LiveBrokers()); n != len(c.brokers) {
+			return fmt.Errorf("broker %d sees %d of %d brokers live", b.ID, n, len(c.brokers))
+		}
+	}
+	return nil
+}
+
+// Network returns the fault controls of the brokers' traffic.
+func (c *Cluster) Network() *Network { return c.net }
+
+// Brokers returns the brokers, by node id order (ids 1..n).
+func (c *Cluster) Brokers() []*Broker { return c.brokers }
+
+// Broker returns broker id.
+func (c *Cluster) Broker(id int32) *Broker {
+	if id < 1 || int(id) > len(c.brokers) {
+		c.t.Fatalf("brokertest: no broker %d", id)
+	}
+	return c.brokers[id-1]
+}
+
+// Addrs returns every broker's Kafka address (client seeds).
+func (c *Cluster) Addrs() []string {
+	var out []string
+	for _, b := range c.brokers {
+		out = append(out, b.kafkaAddr)
+	}
+	return out
+}
+
+// Client returns a franz-go client seeded with every broker, closed at the
+// end of the test. It refreshes metadata quickly, to follow leadership
+// changes in test time, and does not compress (tests read logs directly).
+func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
+	c.t.Helper()
+	base := []kgo.Opt{
+		kgo.SeedBrokers(c.Addrs()...),
+		kgo.MetadataMinAge(50 * time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+	}
+	cl, err := kgo.NewClient(append(base, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+// Admin returns a kadm client over Client().
+func (c *Cluster) Admin() *kadm.Client { return kadm.NewClient(c.Client()) }
+
+// CreateTopic creates a topic through broker 1's metadata (any running
+// broker's, if 1 is down) and waits until every running broker sees a live
+// leader for every partition.
+func (c *Cluster) CreateTopic(name string, partitions int32, rf int16, configs map[string]string) {
+	c.t.Helper()
+	var err error
+	for _, b := range c.brokers {
+		if !b.Running() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		_, err = b.Node().CreateTopic(ctx, metadata.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
+		cancel()
+		break
+	}
+	if err != nil {
+		c.t.Fatalf("creating topic %s: %v", name, err)
+	}
+	c.WaitFor(20*time.Second, func() error {
+		for p := int32(0); p < partitions; p++ {
+			if _, err := c.LeaderOf(name, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// LeaderOf returns the partition's leader once every running broker agrees
+// on it and it has taken over (it leads in its own replica state).
+func (c *Cluster) LeaderOf(topic string, p int32) (int32, error) {
+	leader, epoch := int32(-2), int32(-1)
+	for _, b := range c.brokers {
+		if !b.Running() {
+			continue
+		}
+		mp, ok := b.Image().Partition(topic, p)
+		if !ok {
+			return -1, fmt.Errorf("broker %d does not know %s-%d", b.ID, topic, p)
+		}
+		if leader == -2 {
+			leader, epoch = mp.Leader, mp.LeaderEpoch
+		} else if mp.Leader != leader || mp.LeaderEpoch != epoch {
+			return -1, fmt.Errorf("%s-%d: brokers disagree on the leader (%d epoch %d vs %d epoch %d)", topic, p, leader, epoch, mp.Leader, mp.LeaderEpoch)
+		}
+	}
+	if leader < 0 {
+		return -1, fmt.Errorf("%s-%d has no leader", topic, p)
+	}
+	lb := c.Broker(leader)
+	if !lb.Running() {
+		return -1, fmt.Errorf("%s-%d: leader %d is not running", topic, p, leader)
+	}
+	if !lb.Leads(topic, p) {
+		return -1, fmt.Errorf("%s-%d: broker %d has not taken over yet", topic, p, leader)
+	}
+	return leader, nil
+}
+
+// Partition returns the partition's state in a running broker's view.
+func (c *Cluster) Partition(topic string, p int32) metadata.Partition {
+	for _, b := range c.brokers {
+		if b.Running() {
+			mp, _ := b.Image().Partition(topic, p)
+			return mp
+		}
+	}
+	c.t.Fatal("brokertest: no broker running")
+	return metadata.Partition{}
+}
+
+// WaitFor polls cond every 20ms until it returns nil, failing the test
+// with cond's last error after d.
+func (c *Cluster) WaitFor(d time.Duration, cond func() error) {
+	c.t.Helper()
+	WaitFor(c.t, d, cond)
+}
+
+// WaitFor polls cond every 20ms until it returns nil, failing t with
+// cond's last error after d.
+func WaitFor(t testing.TB, d time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %v", d, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Isolate cuts every link to and from broker id (it keeps running and
+// serving clients).
+func (c *Cluster) Isolate(id int32) {
+	for _, b := range c.brokers {
+		if b.ID != id {
+			c.net.Cut(id, b.ID)
+			c.net.Cut(b.ID, id)
+		}
+	}
+}
+
+// Reconnect heals every link to and from broker id.
+func (c *Cluster) Reconnect(id int32) {
+	for _, b := range c.brokers {
+		if b.ID != id {
+			c.net.Heal(id, b.ID)
+			c.net.Heal(b.ID, id)
+		}
+	}
+}
+
+// Kill stops broker id abruptly: its links are cut first (no controlled
+// shutdown, no leadership hand-over reaches anyone), then it is closed.
+// Its data directory stays for Restart. The logs are closed cleanly (an
+// in-process test cannot lose the page cache); use the process-level
+// tests for kill -9.
+func (c *Cluster) Kill(id int32) {
+	c.t.Helper()
+	c.Isolate(id)
+	c.Broker(id).stop()
+	c.Reconnect(id)
+}
+
+// Restart starts a stopped broker again on the same addresses and data.
+func (c *Cluster) Restart(id int32) {
+	c.t.Helper()
+	b := c.Broker(id)
+	if b.Running() {
+		c.t.Fatalf("brokertest: broker %d is running", id)
+	}
+	var cl, kl net.Listener
+	var err error
+	WaitFor(c.t, 10*time.Second, func() error {
+		if cl == nil {
+			if cl, err = net.Listen("tcp", b.ctrlAddr); err != nil {
+				return err
+			}
+		}
+		kl, err = net.Listen("tcp", b.kafkaAddr)
+		return err
+	})
+	if err := b.start(cl, kl); err != nil {
+		c.t.Fatalf("restarting broker %d: %v", id, err)
+	}
+}
+
+// Close stops every broker.
+func (c *Cluster) Close() {
+	var wg sync.WaitGroup
+	for _, b := range c.brokers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.stop()
+		}()
+	}
+	wg.Wait()
+}
+
+func (b *Broker) start(ctrlLn, kafkaLn net.Listener) error {
+	c := b.c
+	o := c.o
+	lg := zaptest.NewLogger(c.t, zaptest.Level(o.logLevel)).Named("broker" + strconv.Itoa(int(b.ID)))
+	static := map[string]string{}
+	for k, v := range o.brokerConfigs {
+		static[k] = v
+	}
+	bcfg, err := topicconfig.NewBroker(static)
+	if err != nil {
+		ctrlLn.Close()
+		kafkaLn.Close()
+		return err
+	}
+	node, err := controller.Start(controller.Config{
+		NodeID: b.ID, Listener: ctrlLn, Voters: c.voters, Dir: filepath.Join(b.dataDir, "controller"),
+		BrokerConfig: bcfg, HeartbeatInterval: o.heartbeat, SessionTimeout: o.session,
+		PreferredLeaderInterval: o.preferred, RaftTimeout: o.raftTimeout,
+		Dial: c.net.dialer(b.ID), Logger: lg.Named("controller"),
+	})
+	if err != nil {
+		kafkaLn.Close()
+		return err
+	}
+	if !b.firstStart() {
+		// A restarted broker serves only once it caught up.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := node.WaitReady(ctx)
+		cancel()
+		if err != nil {
+			node.Close()
+			kafkaLn.Close()
+			return err
+		}
+	}
+	logs, err := log.NewManager(vfs.OS, b.dataDir, log.ManagerOptions{Logger: lg.Named("log")})
+	if err != nil {
+		node.Close()
+		kafkaLn.Close()
+		return err
+	}
+	kcfg := kafka.DefaultConfig()
+	kcfg.NodeID = b.ID
+	kcfg.Metadata = node
+	kcfg.Logs = logs
+	kcfg.BrokerConfig = bcfg
+	kcfg.ReplicaLagTime = o.lag
+	kcfg.ReplicaFetchMaxWait = o.fetchWait
+	kcfg.ReplicaDial = c.net.dialer(b.ID)
+	kcfg.Logger = lg.Named("kafka")
+	srv, err := kafka.New(kcfg)
+	if err == nil {
+		// Producer ids come from the quorum: unique across brokers.
+		if err = srv.SetProducerIDStore(node); err == nil {
+			err = srv.Serve(kafkaLn)
+		}
+	} else {
+		kafkaLn.Close()
+	}
+	if err != nil {
+		logs.Close()
+		node.Close()
+		return err
+	}
+	b.mu.Lock()
+	b.node, b.srv, b.logs = node, srv, logs
+	b.mu.Unlock()
+	return nil
+}
+
+// firstStart reports whether this is the broker's first start (the quorum
+// cannot be waited for then: it forms as the brokers start).
+func (b *Broker) firstStart() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	first := !b.started
+	b.started = true
+	return first
+}
+
+func (b *Broker) stop() {
+	b.mu.Lock()
+	node, srv, logs := b.node, b.srv, b.logs
+	b.node, b.srv, b.logs = nil, nil, nil
+	b.mu.Unlock()
+	if srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
+	_ = node.Close()
+	_ = logs.Close()
+}
+
+// Running reports whether the broker is started.
+func (b *Broker) Running() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.srv != nil
+}
+
+// Node returns the broker's controller node (nil when stopped).
+func (b *Broker) Node() *controller.Node {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.node
+}
+
+// Server returns the broker's Kafka server (nil when stopped).
+func (b *Broker) Server() *kafka.Server {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.srv
+}
+
+// Image returns the broker's metadata view (empty when stopped).
+func (b *Broker) Image() *metadata.Image {
+	if n := b.Node(); n != nil {
+		return n.Image()
+	}
+	return &metadata.Image{}
+}
+
+// Addr returns the broker's Kafka address.
+func (b *Broker) Addr() string { return b.kafkaAddr }
+
+// DataDir returns the broker's data directory.
+func (b *Broker) DataDir() string { return b.dataDir }
+
+// Log returns the broker's open log of a partition (nil when not hosted
+// or stopped).
+func (b *Broker) Log(topic string, p int32) *log.Log {
+	b.mu.Lock()
+	logs := b.logs
+	b.mu.Unlock()
+	if logs == nil {
+		return nil
+	}
+	l, _ := logs.Get(topic, p)
+	return l
+}
+
+// Leads reports whether the broker leads the partition in its own replica
+// state (it has taken over, not only been elected).
+func (b *Broker) Leads(topic string, p int32) bool {
+	srv := b.Server()
+	return srv != nil && srv.Leads(topic, p)
+}
+
+// ISR returns the ISR as the broker, leading the partition, knows it.
+func (b *Broker) ISR(topic string, p int32) []int32 {
+	srv := b.Server()
+	if srv == nil {
+		return nil
+	}
+	isr := srv.LeaderISR(topic, p)
+	sort.Slice(isr, func(i, j int) bool { return isr[i] < isr[j] })
+	return isr
+}
