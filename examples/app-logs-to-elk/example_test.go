@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	_ "weir/connectors/elasticsearch"
+	"weir/connectors/elasticsearch/searchtest"
 	_ "weir/connectors/file"
 	"weir/internal/testbroker"
 	"weir/pipelines"
@@ -34,16 +35,15 @@ func TestPipelineValidates(t *testing.T) {
 	}
 }
 
-// TestEndToEnd runs the example against a real search server named by
-// WEIR_TEST_ES_URL (Elasticsearch 7.17 or OpenSearch 2.x; the
-// connectors/elasticsearch tests start one from Maven Central jars):
-// the 80 non-debug lines of data/app.log must become documents in the
-// daily index, with the parsed fields.
+func TestMain(m *testing.M) { searchtest.Main(m) }
+
+// TestEndToEnd runs the example against a real Elasticsearch 7.17 node
+// (started from Maven Central jars by searchtest): the 80 non-debug lines
+// of data/app.log must become exactly 80 documents in the daily index,
+// each the parsed form of its line.
 func TestEndToEnd(t *testing.T) {
-	esURL := os.Getenv("WEIR_TEST_ES_URL")
-	if esURL == "" {
-		t.Skip("WEIR_TEST_ES_URL is not set (a search server's http://host:port)")
-	}
+	es := searchtest.Shared(t, searchtest.Elasticsearch7)
+	esURL := es.URL
 	b := testbroker.Start(t)
 	reg := b.Registry(t)
 	dir := t.TempDir()
@@ -86,7 +86,8 @@ func TestEndToEnd(t *testing.T) {
 		}
 		return nil
 	})
-	resp, err := http.Get(esURL + "/" + prefix + "-2024.05.01/_search?q=level:error&size=100")
+	// Every non-debug line is one document holding its parsed fields.
+	resp, err := http.Get(esURL + "/" + prefix + "-2024.05.01/_search?size=200")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +95,7 @@ func TestEndToEnd(t *testing.T) {
 	var res struct {
 		Hits struct {
 			Hits []struct {
+				ID     string         `json:"_id"`
 				Source map[string]any `json:"_source"`
 			}
 		}
@@ -101,13 +103,41 @@ func TestEndToEnd(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Hits.Hits) == 0 {
-		t.Fatal("no error documents in the daily index app-logs-2024.05.01")
-	}
+	docs := map[string]map[string]any{}
 	for _, h := range res.Hits.Hits {
-		s := h.Source
-		if s["status"] != 500.0 || !strings.Contains(fmt.Sprint(s["msg"]), "500") || s["service"] == nil || s["trace_id"] == nil {
-			t.Fatalf("document not parsed as expected: %v", s)
+		if !strings.HasPrefix(h.ID, "app_logs+") {
+			t.Errorf("document _id %q is not topic+partition+offset", h.ID)
 		}
+		docs[fmt.Sprint(h.Source["trace_id"])] = h.Source
+	}
+	lines, err := os.ReadFile("data/app.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		var in struct {
+			TS, Lvl, Svc, Msg, Trace string
+			Status                   float64
+			Took                     float64
+		}
+		if err := json.Unmarshal([]byte(l), &in); err != nil {
+			t.Fatal(err)
+		}
+		if in.Lvl == "debug" {
+			continue
+		}
+		want++
+		d := docs[in.Trace]
+		ts, _ := time.Parse(time.RFC3339Nano, in.TS)
+		dts, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(d["time"]))
+		if d == nil || d["msg"] != in.Msg || d["level"] != in.Lvl || d["service"] != in.Svc ||
+			d["status"] != in.Status || d["duration_ms"] != in.Took || !dts.Equal(ts) ||
+			!strings.HasSuffix(fmt.Sprint(d["file"]), "app.log") {
+			t.Errorf("line %s\n  indexed as %v", l, d)
+		}
+	}
+	if want != 80 || len(docs) != want {
+		t.Fatalf("%d documents for %d non-debug lines (want 80)", len(docs), want)
 	}
 }

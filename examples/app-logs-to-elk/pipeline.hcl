@@ -1,7 +1,8 @@
 # app-logs-to-elk: tail JSON application logs, parse and enrich them, buffer
 # them durably as Avro in a topic, and bulk-index them into Elasticsearch
-# (daily indices app-logs-YYYY.MM.DD, _id from the record key so retries
-# never duplicate a document).
+# (daily indices app-logs-YYYY.MM.DD, _id from the record's topic, partition
+# and offset, so a re-delivery after a restart overwrites its document
+# instead of duplicating it).
 
 variable "log_files" {
   type        = list(string)
@@ -78,5 +79,5 @@ sink "elasticsearch" "es" {
   urls            = [var.elasticsearch_url]
   index           = "${var.index_prefix}-%%{+2006.01.02}"
   timestamp_field = "time"
-  id_from         = "none"
+  id_from         = "offset"
 }
