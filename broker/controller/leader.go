@@ -80,9 +80,14 @@ func (n *Node) startLeading() {
 	}
 	l := &leader{n: n, queue: make(chan *request, 256), done: make(chan struct{}), ended: make(chan struct{}),
 		lastSeen: map[int32]time.Time{}, shutting: map[int32]bool{}}
+	// A new controller does not know when brokers last heartbeated: every
+	// live broker gets half a session (at least four heartbeats) to reach
+	// it, so a broker that died with the old controller is fenced sooner
+	// than a full session after the election.
 	now := n.now()
+	grace := max(n.cfg.SessionTimeout/2, 4*n.cfg.HeartbeatInterval)
 	for _, b := range n.Image().LiveBrokers() {
-		l.lastSeen[b.NodeID] = now // every live broker gets a full session
+		l.lastSeen[b.NodeID] = now.Add(min(grace-n.cfg.SessionTimeout, 0))
 	}
 	n.lead = l
 	n.leadMu.Unlock()

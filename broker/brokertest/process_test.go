@@ -1,0 +1,518 @@
+package brokertest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// procCluster is three `weir broker` processes on loopback with fixed
+// ports, so a killed broker restarts where it was.
+type procCluster struct {
+	t      *testing.T
+	bin    string
+	dir    string
+	voters string
+	nodes  []*procNode
+}
+
+type procNode struct {
+	id        int32
+	kafkaAddr string
+	ctrlAddr  string
+	dataDir   string
+	logPath   string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	started int
+}
+
+func buildWeir(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "weir")
+	out, err := exec.Command("go", "build", "-o", bin, "weir/cmd/weir").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build weir: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freePort returns a loopback address with a port free right now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func newProcCluster(t *testing.T, n int, extra ...string) *procCluster {
+	t.Helper()
+	c := &procCluster{t: t, bin: buildWeir(t), dir: t.TempDir()}
+	var vs []string
+	for i := 0; i < n; i++ {
+		nd := &procNode{id: int32(i + 1), kafkaAddr: freePort(t), ctrlAddr: freePort(t)}
+		nd.dataDir = filepath.Join(c.dir, "data"+strconv.Itoa(i+1))
+		nd.logPath = filepath.Join(c.dir, "broker"+strconv.Itoa(i+1)+".log")
+		c.nodes = append(c.nodes, nd)
+		vs = append(vs, fmt.Sprintf("%d@%s", nd.id, nd.ctrlAddr))
+	}
+	c.voters = strings.Join(vs, ",")
+	t.Cleanup(func() {
+		for _, nd := range c.nodes {
+			c.kill(nd)
+		}
+		if t.Failed() {
+			for _, nd := range c.nodes {
+				if b, err := os.ReadFile(nd.logPath); err == nil {
+					lines := strings.Split(string(b), "\n")
+					t.Logf("last log lines of broker %d:\n%s", nd.id, strings.Join(lines[max(0, len(lines)-40):], "\n"))
+				}
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for _, nd := range c.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.start(nd, extra...)
+		}()
+	}
+	wg.Wait()
+	return c
+}
+
+// start runs the node's process and waits for "broker started".
+func (c *procCluster) start(nd *procNode, extra ...string) {
+	args := []string{"broker", "--node-id", strconv.Itoa(int(nd.id)), "--data-dir", nd.dataDir,
+		"--kafka-addr", nd.kafkaAddr, "--controller-addr", nd.ctrlAddr, "--controller-voters", c.voters,
+		"--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-format", "json"}
+	args = append(args, extra...)
+	logf, err := os.OpenFile(nd.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Error(err)
+		return
+	}
+	cmd := exec.Command(c.bin, args...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		c.t.Error(err)
+		return
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		c.t.Error(err)
+		return
+	}
+	pw.Close()
+	exited := make(chan struct{})
+	started := make(chan struct{})
+	go func() {
+		defer logf.Close()
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		once := false
+		for sc.Scan() {
+			logf.Write(append(sc.Bytes(), '\n'))
+			var line map[string]any
+			if !once && json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "broker started" {
+				once = true
+				close(started)
+			}
+		}
+		cmd.Wait()
+		close(exited)
+	}()
+	nd.mu.Lock()
+	nd.cmd, nd.exited = cmd, exited
+	nd.started++
+	nd.mu.Unlock()
+	select {
+	case <-started:
+	case <-exited:
+		c.t.Errorf("broker %d exited before starting (log %s)", nd.id, nd.logPath)
+	case <-time.After(60 * time.Second):
+		c.t.Errorf("broker %d did not start within 60s (log %s)", nd.id, nd.logPath)
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (c *procCluster) kill(nd *procNode) {
+	nd.mu.Lock()
+	cmd, exited := nd.cmd, nd.exited
+	nd.cmd = nil
+	nd.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+}
+
+func (c *procCluster) seeds() []string {
+	var out []string
+	for _, nd := range c.nodes {
+		out = append(out, nd.kafkaAddr)
+	}
+	return out
+}
+
+func (c *procCluster) node(id int32) *procNode { return c.nodes[id-1] }
+
+// metadata asks the running brokers (any one that answers) for the
+// topic's partitions.
+func (c *procCluster) metadata(topic string) (*kmsg.MetadataResponse, error) {
+	var lastErr error
+	for _, nd := range c.nodes {
+		nd.mu.Lock()
+		running := nd.cmd != nil
+		nd.mu.Unlock()
+		if !running {
+			continue
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(nd.kafkaAddr), kgo.RetryTimeout(time.Second))
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		cancel()
+		cl.Close()
+		if err == nil && len(resp.Topics) == 1 && resp.Topics[0].ErrorCode == 0 {
+			return resp, nil
+		}
+		lastErr = fmt.Errorf("broker %d: %v", nd.id, err)
+	}
+	return nil, fmt.Errorf("no broker answered Metadata: %v", lastErr)
+}
+
+// TestProcessChaosAcksAll is the issue's process-level test: three `weir
+// broker` processes, an idempotent acks=all producer writing
+// sequence-numbered records to a replication-factor-3 topic with
+// min.insync.replicas=2, the leader of a random partition killed with
+// SIGKILL ten times (and restarted), a consumer reading throughout.
+func TestProcessChaosAcksAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level chaos test (about a minute)")
+	}
+	const (
+		topic = "chaos"
+		parts = 6
+		kills = 10
+	)
+	c := newProcCluster(t, 3)
+	adm, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	ctx := context.Background()
+	WaitFor(t, 30*time.Second, func() error {
+		rs, err := kadm.NewClient(adm).CreateTopic(ctx, parts, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, topic)
+		if err != nil {
+			return err
+		}
+		return rs.Err
+	})
+	WaitFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
+
+	// Producer: per partition, values "p<partition>-<seq>" in order.
+	prod, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MetadataMinAge(100*time.Millisecond), kgo.ProducerLinger(time.Millisecond),
+		kgo.RecordDeliveryTimeout(60*time.Second), kgo.MaxBufferedRecords(2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	var (
+		ackMu     sync.Mutex
+		acked     [parts][]int // acknowledged sequence numbers, in ack order
+		lastAck   [parts]time.Time
+		failed    int
+		firstErrs []error
+	)
+	stopProd := make(chan struct{})
+	prodDone := make(chan struct{})
+	go func() {
+		defer close(prodDone)
+		var seq [parts]int
+		for i := 0; ; i++ {
+			select {
+			case <-stopProd:
+				return
+			default:
+			}
+			p := int32(i % parts)
+			s := seq[p]
+			seq[p]++
+			rec := &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("p%d-%d", p, s))}
+			prod.Produce(ctx, rec, func(r *kgo.Record, err error) {
+				ackMu.Lock()
+				defer ackMu.Unlock()
+				if err != nil {
+					failed++
+					if len(firstErrs) < 5 {
+						firstErrs = append(firstErrs, err)
+					}
+					return
+				}
+				acked[r.Partition] = append(acked[r.Partition], s)
+				lastAck[r.Partition] = time.Now()
+			})
+			if i%200 == 199 {
+				time.Sleep(2 * time.Millisecond) // a steady, not saturating, load
+			}
+		}
+	}()
+
+	// Consumer reading throughout: what it sees must never vanish.
+	seen := make([]map[int64]string, parts)
+	for i := range seen {
+		seen[i] = map[int64]string{}
+	}
+	var seenMu sync.Mutex
+	cons, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...), kgo.MetadataMinAge(100*time.Millisecond),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: allFromStart(parts)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	consCtx, stopCons := context.WithCancel(ctx)
+	defer stopCons()
+	consDone := make(chan struct{})
+	go func() {
+		defer close(consDone)
+		for consCtx.Err() == nil {
+			fs := cons.PollFetches(consCtx)
+			fs.EachRecord(func(r *kgo.Record) {
+				seenMu.Lock()
+				seen[r.Partition][r.Offset] = string(r.Value)
+				seenMu.Unlock()
+			})
+		}
+	}()
+
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	var failovers []time.Duration
+	for k := 0; k < kills; k++ {
+		time.Sleep(time.Duration(500+rng.IntN(1000)) * time.Millisecond) // let traffic flow
+		p := int32(rng.IntN(parts))
+		md, err := c.metadata(topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		victim := md.Topics[0].Partitions[slices.IndexFunc(md.Topics[0].Partitions, func(mp kmsg.MetadataResponseTopicPartition) bool { return mp.Partition == p })].Leader
+		if victim < 1 {
+			t.Fatalf("kill %d: partition %d has no leader", k, p)
+		}
+		killed := time.Now()
+		c.kill(c.node(victim))
+		// Every partition must have a live leader again within 10s.
+		WaitFor(t, 10*time.Second, func() error { return c.allPartitionsLed(topic, parts, victim) })
+		// Failover: kill to the first acknowledged record on the partition.
+		var fo time.Duration
+		WaitFor(t, 15*time.Second, func() error {
+			ackMu.Lock()
+			at := lastAck[p]
+			ackMu.Unlock()
+			if !at.After(killed) {
+				return fmt.Errorf("no record acknowledged on partition %d since the kill", p)
+			}
+			fo = at.Sub(killed)
+			return nil
+		})
+		failovers = append(failovers, fo)
+		t.Logf("kill %d: broker %d (leader of %s-%d); all partitions led after %v, first ack on %d after %v",
+			k+1, victim, topic, p, time.Since(killed).Round(time.Millisecond), p, fo.Round(time.Millisecond))
+		c.start(c.node(victim))
+		if t.Failed() {
+			return
+		}
+		// Back in every ISR before the next kill (min.insync.replicas=2).
+		WaitFor(t, 60*time.Second, func() error { return c.fullISR(topic, parts) })
+	}
+	close(stopProd)
+	<-prodDone
+	fctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	if err := prod.Flush(fctx); err != nil {
+		t.Fatalf("flushing the producer: %v", err)
+	}
+	cancel()
+	stopCons()
+	<-consDone
+	cons.Close()
+
+	// Read every partition to its end.
+	final := readAllPartitions(t, c.seeds(), topic, parts)
+	ackMu.Lock()
+	defer ackMu.Unlock()
+	total := 0
+	for p := 0; p < parts; p++ {
+		total += len(acked[p])
+		checkPartition(t, p, final[p], acked[p])
+		seenMu.Lock()
+		for off, v := range seen[p] {
+			if int(off) >= len(final[p].values) || final[p].values[off] != v {
+				t.Errorf("partition %d: the consumer saw %q at offset %d, which is not there at the end", p, v, off)
+			}
+		}
+		seenMu.Unlock()
+	}
+	sort.Slice(failovers, func(i, j int) bool { return failovers[i] < failovers[j] })
+	t.Logf("%d records acknowledged, %d failed (first errors %v); failover (kill -9 to first ack) median %v, max %v",
+		total, failed, firstErrs, failovers[len(failovers)/2].Round(time.Millisecond), failovers[len(failovers)-1].Round(time.Millisecond))
+	if total < 1000 {
+		t.Fatalf("only %d records acknowledged", total)
+	}
+}
+
+func allFromStart(parts int) map[int32]kgo.Offset {
+	m := map[int32]kgo.Offset{}
+	for p := int32(0); p < int32(parts); p++ {
+		m[p] = kgo.NewOffset().AtStart()
+	}
+	return m
+}
+
+// allPartitionsLed checks that every partition has a live leader that is
+// not broker gone.
+func (c *procCluster) allPartitionsLed(topic string, parts int, gone int32) error {
+	md, err := c.metadata(topic)
+	if err != nil {
+		return err
+	}
+	live := map[int32]bool{}
+	for _, b := range md.Brokers {
+		live[b.NodeID] = true
+	}
+	if len(md.Topics[0].Partitions) != parts {
+		return fmt.Errorf("%d partitions", len(md.Topics[0].Partitions))
+	}
+	for _, p := range md.Topics[0].Partitions {
+		if p.Leader < 0 || p.Leader == gone || !live[p.Leader] {
+			return fmt.Errorf("partition %d: leader %d", p.Partition, p.Leader)
+		}
+	}
+	return nil
+}
+
+// fullISR checks that every partition has all three replicas in sync.
+func (c *procCluster) fullISR(topic string, parts int) error {
+	md, err := c.metadata(topic)
+	if err != nil {
+		return err
+	}
+	for _, p := range md.Topics[0].Partitions {
+		if len(p.ISR) != 3 {
+			return fmt.Errorf("partition %d: ISR %v", p.Partition, p.ISR)
+		}
+	}
+	return nil
+}
+
+type partitionContent struct {
+	values []string // by offset
+}
+
+// readAllPartitions reads each partition from the start to its high
+// watermark.
+func readAllPartitions(t *testing.T, seeds []string, topic string, parts int) []partitionContent {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: allFromStart(parts)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]partitionContent, parts)
+	remaining := 0
+	want := make([]int64, parts)
+	for p := 0; p < parts; p++ {
+		o, ok := ends.Lookup(topic, int32(p))
+		if !ok || o.Err != nil {
+			t.Fatalf("end offset of partition %d: %v", p, o.Err)
+		}
+		want[p] = o.Offset
+		if o.Offset > 0 {
+			remaining++
+		}
+	}
+	for remaining > 0 {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("reading the partitions back: %v", ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			pc := &out[r.Partition]
+			if r.Offset != int64(len(pc.values)) {
+				t.Fatalf("partition %d: offset %d after %d records (a gap)", r.Partition, r.Offset, len(pc.values))
+			}
+			pc.values = append(pc.values, string(r.Value))
+			if int64(len(pc.values)) == want[r.Partition] {
+				remaining--
+			}
+		})
+	}
+	return out
+}
+
+// checkPartition verifies that every acknowledged sequence number is in
+// the partition exactly once, in order, and that no value appears twice.
+func checkPartition(t *testing.T, p int, pc partitionContent, acked []int) {
+	t.Helper()
+	pos := map[int]int{} // seq -> offset
+	prefix := fmt.Sprintf("p%d-", p)
+	last := -1
+	for off, v := range pc.values {
+		s, err := strconv.Atoi(strings.TrimPrefix(v, prefix))
+		if err != nil || !strings.HasPrefix(v, prefix) {
+			t.Errorf("partition %d offset %d: unexpected value %q", p, off, v)
+			continue
+		}
+		if _, dup := pos[s]; dup {
+			t.Errorf("partition %d: %q at offsets %d and %d (duplicate)", p, v, pos[s], off)
+		}
+		if s <= last {
+			t.Errorf("partition %d: %q at offset %d after sequence %d (out of order)", p, v, off, last)
+		}
+		last = s
+		pos[s] = off
+	}
+	for _, s := range acked {
+		if _, ok := pos[s]; !ok {
+			t.Errorf("partition %d: acknowledged record p%d-%d is missing", p, p, s)
+		}
+	}
+}
