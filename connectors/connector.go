@@ -49,6 +49,10 @@ type SourceRecord struct {
 
 	SourcePartition string
 	Position        []byte
+
+	// Fields are the event's fields of a source in raw mode (see
+	// RawSource); nil otherwise.
+	Fields []RawField
 }
 
 // Source reads records from the outside world (files, a binlog, a socket).

@@ -42,8 +42,10 @@ func (s srSource) SchemaByID(ctx context.Context, id int32) (string, error) {
 }
 
 // decode reads a value: Avro by its schema id, a JSON object, or (any
-// other bytes) an object {"message": "<value>"}.
-func (d *decoder) decode(ctx context.Context, v []byte) (*Object, error) {
+// other bytes) an object {"message": "<value>"}. A JSON object's
+// members are appended to into (empty), and returned; its strings may
+// share v's memory, which must not change while they are in use.
+func (d *decoder) decode(ctx context.Context, v []byte, into *Object) (*Object, error) {
 	if len(v) >= 5 && v[0] == schemas.Magic {
 		if d.serde == nil {
 			return nil, fmt.Errorf("%w: Avro value and no schema registry", ErrUndecodable)
@@ -63,13 +65,12 @@ func (d *decoder) decode(ctx context.Context, v []byte) (*Object, error) {
 		return o, nil
 	}
 	if len(v) > 0 && (v[0] == '{' || v[0] == ' ' || v[0] == '\t' || v[0] == '\n') {
-		if j, err := parseJSON(v); err == nil {
-			if o, ok := j.(*Object); ok {
-				return o, nil
-			}
+		if err := parseObjectInto(into, v); err == nil {
+			return into, nil
 		}
 	}
-	return &Object{Keys: []string{"message"}, Vals: []any{string(v)}}, nil
+	into.Set("message", view(v))
+	return into, nil
 }
 
 // fromAvro converts goavro-native values to the pipeline domain, guided

@@ -519,6 +519,20 @@ func (c *compiler) call(x *hclsyntax.FunctionCallExpr) (evalFn, hcl.Diagnostics)
 			return nil, hcl.Diagnostics{arityDiag(name, nf.min, nf.max, len(args), rng)}
 		}
 		fn := nf.fn
+		if fn1 := unaryFuncs[name]; fn1 != nil && len(args) == 1 {
+			arg := args[0]
+			return func(rec *Object) (any, error) {
+				a, err := arg(rec)
+				if err != nil {
+					return nil, err
+				}
+				v, err := fn1(a)
+				if err != nil {
+					return nil, fmt.Errorf("%s(): %w", name, err)
+				}
+				return v, nil
+			}, nil
+		}
 		return func(rec *Object) (any, error) {
 			var buf [4]any
 			a, err := evalArgs(rec, buf[:0])

@@ -136,13 +136,27 @@ type nativeFunc struct {
 }
 
 func str1(f func(string) string) nativeFunc {
-	return nativeFunc{1, 1, func(a []any) (any, error) {
-		s, err := toString(a[0])
+	u := str1Unary(f)
+	return nativeFunc{1, 1, func(a []any) (any, error) { return u(a[0]) }}
+}
+
+func str1Unary(f func(string) string) func(any) (any, error) {
+	return func(a any) (any, error) {
+		s, err := toString(a)
 		if err != nil {
 			return nil, err
 		}
 		return f(s), nil
-	}}
+	}
+}
+
+// unaryFuncs are native functions of one argument called without an
+// argument slice (which would escape to the heap on every call); each
+// is also in nativeFuncs, which checks its arity.
+var unaryFuncs = map[string]func(any) (any, error){
+	"lower":     str1Unary(strings.ToLower),
+	"upper":     str1Unary(strings.ToUpper),
+	"trimspace": str1Unary(strings.TrimSpace),
 }
 
 func strPred(f func(s, x string) bool) nativeFunc {

@@ -9,16 +9,21 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A small JSON reader and writer over the native value domain: objects
 // keep their field order, integers stay int64. It is the per-record hot
 // path of parse_json and of JSON topics, so it allocates only the values
-// it returns.
+// it returns, and strings without escapes share the input's memory
+// (zero copy): callers parse only bytes nobody modifies afterwards
+// (record values, string fields), see parseJSON.
 
 var errJSON = errors.New("malformed JSON")
 
 // parseJSON decodes one JSON value; trailing whitespace is allowed.
+// Strings in the result may share b's memory: b must not be modified
+// while they are in use.
 func parseJSON(b []byte) (any, error) {
 	p := jsonParser{b: b}
 	v, err := p.value(0)
@@ -65,47 +70,11 @@ func (p *jsonParser) value(depth int) (any, error) {
 	}
 	switch c := p.b[p.i]; {
 	case c == '{':
-		p.i++
 		o := &Object{Keys: make([]string, 0, 8), Vals: make([]any, 0, 8)}
-		p.ws()
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
-			return o, nil
+		if err := p.members(o, depth); err != nil {
+			return nil, err
 		}
-		for {
-			p.ws()
-			if p.i >= len(p.b) || p.b[p.i] != '"' {
-				return nil, p.fail("a field name")
-			}
-			k, err := p.key()
-			if err != nil {
-				return nil, err
-			}
-			p.ws()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
-				return nil, p.fail("':'")
-			}
-			p.i++
-			v, err := p.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			o.Keys = append(o.Keys, k)
-			o.Vals = append(o.Vals, v)
-			p.ws()
-			if p.i >= len(p.b) {
-				return nil, p.fail("',' or '}'")
-			}
-			if p.b[p.i] == ',' {
-				p.i++
-				continue
-			}
-			if p.b[p.i] == '}' {
-				p.i++
-				return o, nil
-			}
-			return nil, p.fail("',' or '}'")
-		}
+		return o, nil
 	case c == '[':
 		p.i++
 		l := []any{}
@@ -148,6 +117,94 @@ func (p *jsonParser) value(depth int) (any, error) {
 	return nil, p.fail("a value")
 }
 
+// members reads the object at p.i (its '{') and appends its members to
+// o, duplicates included.
+func (p *jsonParser) members(o *Object, depth int) error {
+	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return nil
+	}
+	for {
+		p.ws()
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return p.fail("a field name")
+		}
+		k, err := p.str()
+		if err != nil {
+			return err
+		}
+		p.ws()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return p.fail("':'")
+		}
+		p.i++
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		o.Keys = append(o.Keys, k)
+		o.Vals = append(o.Vals, v)
+		p.ws()
+		if p.i >= len(p.b) {
+			return p.fail("',' or '}'")
+		}
+		if p.b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.b[p.i] == '}' {
+			p.i++
+			return nil
+		}
+		return p.fail("',' or '}'")
+	}
+}
+
+// notObjectError is parseObjectInto's error for valid JSON that is not
+// an object.
+type notObjectError struct{ typ string }
+
+func (e notObjectError) Error() string { return "a JSON " + e.typ + ", not an object" }
+
+// parseObjectInto decodes a JSON object and appends its members to o
+// (duplicates included, in order). On error o is left as it was. Like
+// parseJSON, strings may share b's memory.
+func parseObjectInto(o *Object, b []byte) error {
+	p := jsonParser{b: b}
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		v, err := parseJSON(b)
+		if err != nil {
+			return err
+		}
+		return notObjectError{typeName(v)}
+	}
+	n := len(o.Keys)
+	err := p.members(o, 0)
+	if err == nil {
+		p.ws()
+		if p.i != len(p.b) {
+			err = fmt.Errorf("%w: unexpected %q after the value at byte %d", errJSON, p.b[p.i], p.i)
+		}
+	}
+	if err != nil {
+		clear(o.Keys[n:])
+		clear(o.Vals[n:])
+		o.Keys, o.Vals = o.Keys[:n], o.Vals[:n]
+	}
+	return err
+}
+
+// view is a string over b without copying it (see parseJSON).
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
 func (p *jsonParser) lit(s string, v any) (any, error) {
 	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
 		p.i += len(s)
@@ -174,7 +231,7 @@ func (p *jsonParser) num() (any, error) {
 		}
 		p.i++
 	}
-	s := string(p.b[start:p.i])
+	s := view(p.b[start:p.i])
 	if digits == 0 {
 		p.i = start
 		return nil, p.fail("a number")
@@ -192,43 +249,13 @@ func (p *jsonParser) num() (any, error) {
 	return f, nil
 }
 
-// keyCache interns common field names so objects do not allocate
-// their keys (read-only after init).
-var keyCache = map[string]string{}
-
-func init() {
-	for _, k := range []string{"timestamp", "time", "ts", "@timestamp", "host", "file", "offset", "message", "msg",
-		"level", "lvl", "severity", "service", "svc", "user", "n", "id", "status", "duration", "duration_ms",
-		"method", "path", "url", "trace", "trace_id", "span_id", "error", "logger", "caller", "truncated", "fields"} {
-		keyCache[k] = k
-	}
-}
-
-func (p *jsonParser) key() (string, error) {
-	start := p.i + 1
-	for j := start; j < len(p.b); j++ {
-		c := p.b[j]
-		if c == '"' {
-			if k, ok := keyCache[string(p.b[start:j])]; ok {
-				p.i = j + 1
-				return k, nil
-			}
-			break
-		}
-		if c == '\\' || c < 0x20 || c >= 0x80 {
-			break
-		}
-	}
-	return p.str()
-}
-
 func (p *jsonParser) str() (string, error) {
 	p.i++ // opening quote
 	start := p.i
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		if c == '"' {
-			s := string(p.b[start:p.i])
+			s := view(p.b[start:p.i])
 			p.i++
 			return s, nil
 		}

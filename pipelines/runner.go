@@ -263,6 +263,9 @@ func (r *Runner) runSource(ctx context.Context, t *task, s *Source) error {
 		t.mu.Lock()
 		t.tr = tr
 		t.mu.Unlock()
+		if rs, ok := src.(connectors.RawSource); ok {
+			rs.EmitRaw() // the transformer builds the event from its fields
+		}
 		src = &transformSource{inner: src, t: tr, dlq: connectors.DeadLetterTopic(s.Name)}
 	}
 	return r.rt.RunSource(ctx, s.Name, src, connectors.SourceOptions{Topic: s.Topic})

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -105,7 +106,8 @@ func fieldBytes(ev *Event, field string) ([]byte, error) {
 	}
 	switch x := v.(type) {
 	case string:
-		return []byte(x), nil
+		// Read only: parsers never modify their input.
+		return unsafe.Slice(unsafe.StringData(x), len(x)), nil
 	case []byte:
 		return x, nil
 	}
@@ -131,24 +133,57 @@ func (s *parseJSONStep) apply(ev *Event) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	v, err := parseJSON(b)
-	if err != nil {
-		return true, fmt.Errorf("field %q: %w", s.field, err)
-	}
-	if s.removeField {
-		ev.Fields.Delete(s.field)
-	}
 	if s.target != "" {
+		v, err := parseJSON(b)
+		if err != nil {
+			return true, fmt.Errorf("field %q: %w", s.field, err)
+		}
+		if s.removeField {
+			ev.Fields.Delete(s.field)
+		}
 		ev.Fields.Set(s.target, v)
 		return true, nil
 	}
-	o, ok := v.(*Object)
-	if !ok {
-		return true, fmt.Errorf("field %q holds a JSON %s, not an object (set target to keep it)", s.field, typeName(v))
+	// The object's members are parsed straight onto the end of the
+	// event's fields, then merged as Set would (a member replaces the
+	// field of its name, the last of duplicates wins).
+	o := ev.Fields
+	n := len(o.Keys)
+	if err := parseObjectInto(o, b); err != nil {
+		var no notObjectError
+		if errors.As(err, &no) {
+			return true, fmt.Errorf("field %q holds a JSON %s, not an object (set target to keep it)", s.field, no.typ)
+		}
+		return true, fmt.Errorf("field %q: %w", s.field, err)
 	}
-	for i, k := range o.Keys {
-		ev.Fields.Set(k, o.Vals[i])
+	if s.removeField {
+		for i, k := range o.Keys[:n] {
+			if k == s.field {
+				copy(o.Keys[i:], o.Keys[i+1:])
+				copy(o.Vals[i:], o.Vals[i+1:])
+				o.Keys, o.Vals = o.Keys[:len(o.Keys)-1], o.Vals[:len(o.Vals)-1]
+				n--
+				break
+			}
+		}
 	}
+	w := n
+	for j := n; j < len(o.Keys); j++ {
+		k, v := o.Keys[j], o.Vals[j]
+		i := 0
+		for i < w && o.Keys[i] != k {
+			i++
+		}
+		if i < w {
+			o.Vals[i] = v
+			continue
+		}
+		o.Keys[w], o.Vals[w] = k, v
+		w++
+	}
+	clear(o.Keys[w:])
+	clear(o.Vals[w:])
+	o.Keys, o.Vals = o.Keys[:w], o.Vals[:w]
 	return true, nil
 }
 

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
@@ -37,14 +40,103 @@ type result struct {
 	err     error
 }
 
-func (t *transformer) apply(ctx context.Context, key, value []byte, ts time.Time) result {
-	fields, err := t.dec.decode(ctx, value)
-	if err != nil {
-		t.noteErr(err)
-		return result{outcome: DeadLetter, err: err}
+// input is one record handed to the transformer.
+type input struct {
+	key, value []byte
+	ts         time.Time
+	// fields is a raw source's event (connectors.RawSource); value is
+	// then its payload and is not decoded.
+	fields []connectors.RawField
+}
+
+// scratch is one worker's reusable memory: the event object (which
+// does not outlive apply: results are encoded) and a slab the encoded
+// values are cut from (never reused: the producer owns them).
+type scratch struct {
+	obj Object
+	ev  Event
+	out []byte
+}
+
+var scratches = sync.Pool{New: func() any {
+	return &scratch{obj: Object{Keys: make([]string, 0, 16), Vals: make([]any, 0, 16)}}
+}}
+
+// reset empties the event object for the next record.
+func (sc *scratch) reset() *Object {
+	sc.ev = Event{}
+	o := &sc.obj
+	clear(o.Keys)
+	clear(o.Vals)
+	o.Keys, o.Vals = o.Keys[:0], o.Vals[:0]
+	return o
+}
+
+// slab returns an empty slice with room for about n bytes, cut from the
+// slab (see keep).
+func (sc *scratch) slab(n int) []byte {
+	if cap(sc.out)-len(sc.out) < n {
+		sc.out = make([]byte, 0, max(n, 128<<10))
 	}
-	ev := Event{Fields: fields, Key: key, Time: ts}
-	out, err := t.chain.Apply(&ev)
+	return sc.out[len(sc.out):len(sc.out)]
+}
+
+// keep marks v (appended to a slice from slab) as used and returns it
+// with its capacity cut, so later values cannot overwrite it.
+func (sc *scratch) keep(v []byte) []byte {
+	free := sc.out[len(sc.out):cap(sc.out)]
+	if len(v) > 0 && len(free) >= len(v) && unsafe.SliceData(v) == unsafe.SliceData(free) {
+		sc.out = sc.out[:len(sc.out)+len(v)]
+	}
+	return v[:len(v):len(v)]
+}
+
+// rawObject builds the event of a raw source's record into o: byte
+// values that are valid UTF-8 become strings sharing their memory (a
+// record's bytes are never modified after Poll), string maps objects
+// with sorted keys, as the source's JSON encoding would write them.
+func rawObject(o *Object, fs []connectors.RawField) *Object {
+	for _, f := range fs {
+		v := f.Value
+		switch x := v.(type) {
+		case []byte:
+			if utf8.Valid(x) {
+				v = view(x)
+			}
+		case map[string]string:
+			m := &Object{Keys: make([]string, 0, len(x)), Vals: make([]any, 0, len(x))}
+			for k := range x {
+				m.Keys = append(m.Keys, k)
+			}
+			sort.Strings(m.Keys)
+			for _, k := range m.Keys {
+				m.Vals = append(m.Vals, x[k])
+			}
+			v = m
+		case nil, bool, string, int64:
+		default:
+			v = fromNative(v)
+		}
+		o.Keys = append(o.Keys, f.Name)
+		o.Vals = append(o.Vals, v)
+	}
+	return o
+}
+
+func (t *transformer) apply(ctx context.Context, in *input, sc *scratch) result {
+	var fields *Object
+	if in.fields != nil {
+		fields = rawObject(sc.reset(), in.fields)
+	} else {
+		var err error
+		if fields, err = t.dec.decode(ctx, in.value, sc.reset()); err != nil {
+			t.noteErr(err)
+			return result{outcome: DeadLetter, err: err}
+		}
+	}
+	ev := &sc.ev
+	*ev = Event{Fields: fields, Key: in.key, Time: in.ts}
+	out, err := t.chain.Apply(ev)
 	if err != nil {
 		t.noteErr(err)
 	}
@@ -55,34 +147,41 @@ func (t *transformer) apply(ctx context.Context, key, value []byte, ts time.Time
 	if topic == "" {
 		topic = t.defTopic
 	}
-	v, eerr := t.encs[topic].encode(make([]byte, 0, len(value)+64), ev.Fields)
+	v, eerr := t.encs[topic].encode(sc.slab(len(in.value)+256), ev.Fields)
 	if eerr != nil {
 		eerr = fmt.Errorf("encoding for topic %s: %w", topic, eerr)
 		t.noteErr(eerr)
 		return result{outcome: DeadLetter, err: eerr}
 	}
-	return result{outcome: Keep, topic: topic, key: ev.Key, value: v, ts: ev.Time, err: err}
+	return result{outcome: Keep, topic: topic, key: ev.Key, value: sc.keep(v), ts: ev.Time, err: err}
 }
 
 // parallelMin is the batch size from which applyAll spreads the work
 // over the processors.
 const parallelMin = 256
 
-// applyAll transforms n records (rec(i) gives record i) into dst,
-// splitting large batches over GOMAXPROCS goroutines: the chain, the
-// decoder and the encoders are safe for concurrent use, and results keep
-// their order.
-func (t *transformer) applyAll(ctx context.Context, dst []result, n int, rec func(int) ([]byte, []byte, time.Time)) []result {
+// applyAll transforms n records (rec(i, in) fills in with record i) into
+// dst, splitting large batches over GOMAXPROCS goroutines: the chain,
+// the decoder and the encoders are safe for concurrent use, and results
+// keep their order.
+func (t *transformer) applyAll(ctx context.Context, dst []result, n int, rec func(int, *input)) []result {
 	if cap(dst) < n {
 		dst = make([]result, n)
 	}
 	dst = dst[:n]
 	workers := runtime.GOMAXPROCS(0)
-	if n < parallelMin || workers < 2 {
-		for i := 0; i < n; i++ {
-			k, v, ts := rec(i)
-			dst[i] = t.apply(ctx, k, v, ts)
+	run := func(lo, hi int) {
+		sc := scratches.Get().(*scratch)
+		var in input
+		for i := lo; i < hi; i++ {
+			rec(i, &in)
+			dst[i] = t.apply(ctx, &in, sc)
 		}
+		sc.reset()
+		scratches.Put(sc)
+	}
+	if n < parallelMin || workers < 2 {
+		run(0, n)
 		return dst
 	}
 	chunk := (n + workers - 1) / workers
@@ -90,13 +189,10 @@ func (t *transformer) applyAll(ctx context.Context, dst []result, n int, rec fun
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
 		wg.Add(1)
-		go func(lo, hi int) {
+		go func() {
 			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				k, v, ts := rec(i)
-				dst[i] = t.apply(ctx, k, v, ts)
-			}
-		}(lo, hi)
+			run(lo, hi)
+		}()
 	}
 	wg.Wait()
 	return dst
@@ -119,23 +215,79 @@ const errHeader = connectors.HeaderErrMessage
 // records are not produced (their source position is stored with the
 // next record kept); failed ones go to the dead-letter topic with their
 // position, so a restart neither repeats nor loses them.
+//
+// Reading and transforming overlap with producing: while the runtime
+// produces the batch one Poll returned, a goroutine already polls the
+// inner source and transforms the next batch (at most one batch ahead,
+// so backpressure still reaches the inner source). A batch prefetched
+// when the task stops was never produced, so its positions were never
+// stored and a restart reads it again.
 type transformSource struct {
 	inner connectors.Source
 	t     *transformer
 	dlq   string
-	tmp   []connectors.SourceRecord
-	res   []result
+
+	ctx     context.Context // the fetch goroutine's; cancelled by Close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	next    chan polled // capacity 1: the fetch goroutine never blocks
+	pending bool        // a fetch runs or its batch waits in next
+
+	// used only by the fetch goroutine (one at a time)
+	tmp []connectors.SourceRecord
+	res []result
+	out []connectors.SourceRecord
+}
+
+// polled is one transformed batch and the inner Poll's error.
+type polled struct {
+	recs []connectors.SourceRecord
+	err  error
 }
 
 func (s *transformSource) Open(ctx context.Context, sc connectors.SourceContext, restored map[string][]byte) error {
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.next = make(chan polled, 1)
 	return s.inner.Open(ctx, sc, restored)
 }
 
 func (s *transformSource) Poll(ctx context.Context, buf []connectors.SourceRecord) ([]connectors.SourceRecord, error) {
+	if !s.pending {
+		s.startFetch()
+	}
+	var p polled
+	select {
+	case p = <-s.next:
+	case <-ctx.Done():
+		return buf, nil // the batch stays for the next Poll, if any
+	}
+	s.pending = false
+	buf = append(buf, p.recs...)
+	clear(p.recs)
+	s.out = p.recs[:0]
+	if p.err == nil {
+		s.startFetch() // overlap the next batch with producing this one
+	}
+	return buf, p.err
+}
+
+func (s *transformSource) startFetch() {
+	s.pending = true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		recs, err := s.fetch(s.ctx, s.out[:0])
+		s.next <- polled{recs: recs, err: err}
+	}()
+}
+
+// fetch polls the inner source once and appends the transformed records
+// to buf.
+func (s *transformSource) fetch(ctx context.Context, buf []connectors.SourceRecord) ([]connectors.SourceRecord, error) {
 	in, err := s.inner.Poll(ctx, s.tmp[:0])
 	s.tmp = in
-	s.res = s.t.applyAll(ctx, s.res[:0], len(in), func(i int) ([]byte, []byte, time.Time) {
-		return in[i].Key, in[i].Value, in[i].Timestamp
+	s.res = s.t.applyAll(ctx, s.res[:0], len(in), func(i int, r *input) {
+		*r = input{key: in[i].Key, value: in[i].Value, ts: in[i].Timestamp, fields: in[i].Fields}
 	})
 	for i := range in {
 		r := in[i]
@@ -156,6 +308,7 @@ func (s *transformSource) Poll(ctx context.Context, buf []connectors.SourceRecor
 				r.Timestamp = res.ts
 			}
 		}
+		r.Fields = nil
 		buf = append(buf, r)
 	}
 	clear(in)
@@ -163,7 +316,15 @@ func (s *transformSource) Poll(ctx context.Context, buf []connectors.SourceRecor
 	return buf, err
 }
 
-func (s *transformSource) Close() error { return s.inner.Close() }
+// Close stops a running fetch (its batch was never produced) and closes
+// the inner source.
+func (s *transformSource) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+		s.wg.Wait()
+	}
+	return s.inner.Close()
+}
 
 // Committed forwards to the inner source when it wants to know.
 func (s *transformSource) Committed(p map[string][]byte) {
@@ -214,8 +375,8 @@ func (s *streamSink) promise(r *kgo.Record, err error) {
 }
 
 func (s *streamSink) Write(ctx context.Context, rs []*kgo.Record) error {
-	s.res = s.t.applyAll(ctx, s.res[:0], len(rs), func(i int) ([]byte, []byte, time.Time) {
-		return rs[i].Key, rs[i].Value, rs[i].Timestamp
+	s.res = s.t.applyAll(ctx, s.res[:0], len(rs), func(i int, r *input) {
+		*r = input{key: rs[i].Key, value: rs[i].Value, ts: rs[i].Timestamp}
 	})
 	defer clear(s.res)
 	for i, r := range rs {

@@ -38,6 +38,21 @@ type Source struct {
 	out      []connectors.SourceRecord
 	arena    []byte
 	outBytes int
+
+	raw   rawBoxes // raw mode (EmitRaw)
+	isRaw bool
+}
+
+// rawBoxes are the field values raw records share, boxed once, and the
+// slab their Fields slices are cut from.
+type rawBoxes struct {
+	slab     []connectors.RawField
+	nowMs    int64
+	now      any
+	host     any
+	path     string
+	pathBox  any
+	fieldMap any
 }
 
 // New returns a file source with o (defaults applied).
@@ -119,6 +134,18 @@ func (s *Source) Poll(ctx context.Context, buf []connectors.SourceRecord) ([]con
 	}
 }
 
+// EmitRaw implements connectors.RawSource: records carry the line as
+// Value and the event's fields (timestamp, host, file, offset, message,
+// truncated when true, fields when configured: those of the JSON
+// encoding, in its order) instead of an encoded event.
+func (s *Source) EmitRaw() {
+	s.isRaw = true
+	s.raw.host = s.o.Host
+	if s.o.Fields != nil {
+		s.raw.fieldMap = s.o.Fields
+	}
+}
+
 // Committed implements connectors.Committer (nothing to do: files are
 // closed by rotate_wait and close_inactive, their positions kept).
 func (s *Source) Committed(map[string][]byte) {}
@@ -196,6 +223,10 @@ func (s *Source) emit(t *tracked, msg []byte, start, end int64, truncated bool) 
 			msg, truncated = msg[:cut], true
 		}
 	}
+	if s.isRaw {
+		s.emitRaw(t, msg, start, end, truncated)
+		return
+	}
 	need := len(msg) + len(t.path) + len(s.o.Host) + 96
 	for k, v := range s.o.Fields {
 		need += len(k) + len(v) + 20
@@ -214,4 +245,47 @@ func (s *Source) emit(t *tracked, msg []byte, start, end int64, truncated bool) 
 	pb := s.arena[a:len(s.arena):len(s.arena)]
 	t.lastPos = pos
 	s.out = append(s.out, connectors.SourceRecord{Value: val, Timestamp: s.now, SourcePartition: t.key, Position: pb})
+}
+
+// emitRaw is emit in raw mode: the line is copied, the fields share
+// their boxed values where they can.
+func (s *Source) emitRaw(t *tracked, msg []byte, start, end int64, truncated bool) {
+	if cap(s.arena)-len(s.arena) < len(msg)+64 {
+		s.arena = make([]byte, 0, max(len(msg)+64, 1<<20))
+	}
+	a := len(s.arena)
+	s.arena = append(s.arena, msg...)
+	val := s.arena[a:len(s.arena):len(s.arena)]
+	s.outBytes += len(val)
+	pos := t.positionAt(end)
+	a = len(s.arena)
+	s.arena = appendPosition(s.arena, t.small, pos)
+	pb := s.arena[a:len(s.arena):len(s.arena)]
+	t.lastPos = pos
+
+	r := &s.raw
+	if ms := s.now.UnixMilli(); r.now == nil || ms != r.nowMs {
+		r.nowMs, r.now = ms, ms
+	}
+	if r.pathBox == nil || r.path != t.path {
+		r.path, r.pathBox = t.path, t.path
+	}
+	if cap(r.slab)-len(r.slab) < 7 {
+		r.slab = make([]connectors.RawField, 0, 7*1024)
+	}
+	f := len(r.slab)
+	r.slab = append(r.slab,
+		connectors.RawField{Name: "timestamp", Value: r.now},
+		connectors.RawField{Name: "host", Value: r.host},
+		connectors.RawField{Name: "file", Value: r.pathBox},
+		connectors.RawField{Name: "offset", Value: start},
+		connectors.RawField{Name: "message", Value: val})
+	if truncated {
+		r.slab = append(r.slab, connectors.RawField{Name: "truncated", Value: true})
+	}
+	if r.fieldMap != nil {
+		r.slab = append(r.slab, connectors.RawField{Name: "fields", Value: r.fieldMap})
+	}
+	fields := r.slab[f:len(r.slab):len(r.slab)]
+	s.out = append(s.out, connectors.SourceRecord{Value: val, Timestamp: s.now, SourcePartition: t.key, Position: pb, Fields: fields})
 }
