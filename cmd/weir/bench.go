@@ -26,8 +26,8 @@ acknowledgement; consume reports each fetch request's round trip;
 roundtrip sends one request at a time (kgo, or raw requests on one
 connection as the broker-side baseline).
 
---cpuprofile and --trace write the load generator's own CPU profile and
-execution trace (the broker serves its own at the admin listener's
+--cpuprofile, --memprofile and --trace write the load generator's own CPU
+profile, allocation profile and execution trace (the broker serves its own at the admin listener's
 /debug/pprof/).`,
 			Example: `  weir bench produce --topic bench --records 5000000 --record-size 100 --acks 1 --partitions 8
   weir bench produce --topic lat --records 200000 --throughput 50000 --acks 1   # latency at a fixed rate
@@ -186,13 +186,14 @@ if missing).`,
 
 // profileFlags are the load generator's own profiling outputs.
 type profileFlags struct {
-	cpu, trace string
-	cmd        *cobra.Command // its output gets the process's CPU line
+	cpu, mem, trace string
+	cmd             *cobra.Command // its output gets the process's CPU line
 }
 
 func addProfileFlags(cmd *cobra.Command) *profileFlags {
 	p := &profileFlags{cmd: cmd}
 	cmd.Flags().StringVar(&p.cpu, "cpuprofile", "", "write the load generator's CPU profile to this file (go tool pprof)")
+	cmd.Flags().StringVar(&p.mem, "memprofile", "", "write the load generator's allocation profile to this file at the end (go tool pprof -sample_index=alloc_space)")
 	cmd.Flags().StringVar(&p.trace, "trace", "", "write the load generator's execution trace to this file (go tool trace)")
 	return p
 }
@@ -229,6 +230,14 @@ func (p *profileFlags) run(f func() error) error {
 			return fmt.Errorf("--trace %s: %w", p.trace, err)
 		}
 		defer trace.Stop()
+	}
+	if p.mem != "" {
+		defer func() {
+			if fh, err := os.Create(p.mem); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(fh, 0)
+				fh.Close()
+			}
+		}()
 	}
 	return f()
 }
