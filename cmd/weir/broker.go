@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/admin"
+	"weir/broker/controller"
 	"weir/broker/kafka"
 	"weir/broker/log"
 	"weir/broker/log/vfs"
@@ -35,6 +37,11 @@ type brokerFlags struct {
 	autoCreate     bool
 	shutdownGrace  time.Duration
 	registryAddr   string
+
+	controllerAddr   string
+	controllerVoters string
+	sessionTimeout   time.Duration
+	heartbeat        time.Duration
 }
 
 func init() {
@@ -42,16 +49,30 @@ func init() {
 		f := &brokerFlags{}
 		cmd := &cobra.Command{
 			Use:   "broker",
-			Short: "Run a single-node Kafka-compatible broker in the foreground",
+			Short: "Run a Kafka-compatible broker node in the foreground",
 			Long: `Run one weir broker node in the foreground until SIGINT or SIGTERM.
 
 With no controller voters the node is a single-node cluster and its own
 controller. Topics, partitions and their configs live in the data
 directory; clients connect to --kafka-addr with any Kafka client.
-/metrics, /healthz and /readyz are served on --admin-addr.`,
+/metrics, /healthz and /readyz are served on --admin-addr.
+
+With --controller-voters the node is a broker of a replicated cluster and
+a voter of its Raft controller quorum (every broker of the list runs one):
+each broker is started with its own --node-id, the same voter list, and
+--controller-addr to listen on for Raft and controller requests. Partitions
+are replicated (default.replication.factor, or the topic's replication
+factor); a broker that stops heartbeating for --broker-session-timeout is
+fenced and its partitions get new leaders from their in-sync replicas. On
+SIGTERM the broker first hands its leaderships over (controlled shutdown).`,
 			Example: `  weir broker --data-dir ./data --kafka-addr 127.0.0.1:9092
   weir broker --data-dir /var/lib/weir --kafka-addr :9092 --advertised-kafka-addr broker1.example:9092 \
-      --config log.retention.hours=24 --config num.partitions=3`,
+      --config log.retention.hours=24 --config num.partitions=3
+
+  # three brokers on one host (nodes 2 and 3 alike, on their own ports)
+  weir broker --node-id 1 --data-dir d1 --kafka-addr 127.0.0.1:9092 --controller-addr 127.0.0.1:9093 \
+      --controller-voters 1@127.0.0.1:9093,2@127.0.0.1:9193,3@127.0.0.1:9293 \
+      --admin-addr 127.0.0.1:9644 --registry-addr off`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return runBroker(cmd, g.Logger(), f)
@@ -68,6 +89,10 @@ directory; clients connect to --kafka-addr with any Kafka client.
 		fl.BoolVar(&f.autoCreate, "auto-create-topics", true, "create unknown topics on Metadata requests (auto.create.topics.enable)")
 		fl.DurationVar(&f.shutdownGrace, "shutdown-timeout", 30*time.Second, "how long a clean shutdown may take before connections are cut")
 		fl.StringVar(&f.registryAddr, "registry-addr", DefaultRegistryAddr, registryAddrHelp)
+		fl.StringVar(&f.controllerAddr, "controller-addr", ":9093", "controller (Raft) listener address host:port, with --controller-voters")
+		fl.StringVar(&f.controllerVoters, "controller-voters", "", "the controller quorum, NODE_ID@HOST:PORT,... (empty: a single-node cluster)")
+		fl.DurationVar(&f.sessionTimeout, "broker-session-timeout", 2*time.Second, "with --controller-voters: a broker silent this long is fenced and loses its leaderships (broker.session.timeout.ms)")
+		fl.DurationVar(&f.heartbeat, "broker-heartbeat-interval", 250*time.Millisecond, "with --controller-voters: how often this broker heartbeats to the controller (broker.heartbeat.interval.ms)")
 		_ = cmd.MarkFlagRequired("data-dir")
 		return cmd
 	})
@@ -93,15 +118,42 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 		return fmt.Errorf("broker config: %w", err)
 	}
 
-	meta, err := metadata.OpenFile(f.dataDir, lg.Named("metadata"))
-	if err != nil {
-		return err
-	}
-	defer meta.Close()
 	ctx := context.Background()
-	clusterID, err := meta.InitCluster(ctx, metadata.NewUUID().String())
-	if err != nil {
-		return fmt.Errorf("initializing cluster metadata in %s: %w", f.dataDir, err)
+	var (
+		meta      metadata.Store
+		node      *controller.Node
+		clusterID string
+	)
+	if strings.TrimSpace(f.controllerVoters) == "" {
+		fs, err := metadata.OpenFile(f.dataDir, lg.Named("metadata"))
+		if err != nil {
+			return err
+		}
+		defer fs.Close()
+		if clusterID, err = fs.InitCluster(ctx, metadata.NewUUID().String()); err != nil {
+			return fmt.Errorf("initializing cluster metadata in %s: %w", f.dataDir, err)
+		}
+		meta = fs
+	} else {
+		voters, err := controller.ParseVoters(f.controllerVoters)
+		if err != nil {
+			return fmt.Errorf("--controller-voters: %w", err)
+		}
+		node, err = controller.Start(controller.Config{
+			NodeID: f.nodeID, Addr: f.controllerAddr, Voters: voters,
+			Dir: filepath.Join(f.dataDir, "controller"), BrokerConfig: bcfg,
+			SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat,
+			Logger: lg.Named("controller"),
+		})
+		if err != nil {
+			return err
+		}
+		defer node.Close()
+		lg.Info("waiting for the controller quorum", zap.String("voters", f.controllerVoters))
+		if err := waitQuorum(node, lg); err != nil {
+			return err
+		}
+		meta, clusterID = node, node.Image().ClusterID()
 	}
 
 	logs, err := log.NewManager(vfs.OS, f.dataDir, log.ManagerOptions{
@@ -141,7 +193,11 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 	kcfg.Logger = lg.Named("kafka")
 	kcfg.Registerer = reg
 	srv, err := kafka.New(kcfg)
-	if err == nil {
+	if err == nil && node != nil {
+		// Producer ids are reserved in blocks through the controller
+		// quorum, so no two brokers (and no restart) hand out one twice.
+		err = srv.SetProducerIDStore(node)
+	} else if err == nil {
 		// Producer ids are reserved in blocks persisted in the data
 		// directory, so an id is never handed out twice across restarts.
 		var pids *txn.FileBlockStore
@@ -180,6 +236,15 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 	sctx, cancel := context.WithTimeout(ctx, f.shutdownGrace)
 	defer cancel()
 	var firstErr error
+	if node != nil {
+		// Controlled shutdown: leaderships move to other ISR members
+		// before this broker stops serving them.
+		hctx, hcancel := context.WithTimeout(sctx, min(f.shutdownGrace/2, 10*time.Second))
+		if err := node.Shutdown(hctx); err != nil {
+			lg.Warn("controlled shutdown incomplete; stopping anyway", zap.Error(err))
+		}
+		hcancel()
+	}
 	if err := stopRegistry(sctx); err != nil {
 		firstErr = fmt.Errorf("schema registry shutdown: %w", err)
 	}
@@ -189,12 +254,39 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 	if err := adm.Shutdown(sctx); err != nil && firstErr == nil {
 		firstErr = fmt.Errorf("admin shutdown: %w", err)
 	}
+	if node != nil {
+		if err := node.Close(); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("controller shutdown: %w", err)
+		}
+	}
 	if err := logs.Close(); err != nil && firstErr == nil {
 		firstErr = fmt.Errorf("closing partition logs: %w", err)
 	}
-	if err := meta.Close(); err != nil && firstErr == nil {
-		firstErr = err
+	if c, ok := meta.(interface{ Close() error }); ok && node == nil {
+		if err := c.Close(); err != nil && firstErr == nil {
+			firstErr = err
+		}
 	}
 	lg.Info("broker stopped")
 	return firstErr
+}
+
+// waitQuorum waits until the controller node has caught up with the
+// quorum (a leader exists and this node applied what it committed),
+// logging while it waits; SIGINT or SIGTERM give up.
+func waitQuorum(node *controller.Node, lg *zap.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	for {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := node.WaitReady(wctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while waiting for the controller quorum")
+		}
+		lg.Warn("still waiting for the controller quorum (are the other voters running?)", zap.Int32("controller_id", node.ControllerID()))
+	}
 }
