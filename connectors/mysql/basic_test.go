@@ -1,6 +1,8 @@
 package mysql
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,4 +30,44 @@ func TestSnapshotThenStream(t *testing.T) {
 	t0 = time.Now()
 	r.stop()
 	t.Logf("stop took %v", time.Since(t0))
+}
+
+// TestCanalJSONAndTopics: canal FlatMessage output, DDL events on the
+// schema-change topic, heartbeats while only uncaptured tables change.
+func TestCanalJSONAndTopics(t *testing.T) {
+	e := newEnv(t)
+	e.exec("CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40), price DECIMAL(10,2))", "INSERT INTO items VALUES (1,'a',1.50)",
+		"CREATE TABLE other (id INT PRIMARY KEY)")
+	cfg := e.config("canal")
+	cfg.Format = "canal_json"
+	cfg.ExcludeTables = []string{e.name + ".other"}
+	e.run(cfg)
+	e.waitRecords(e.topic("items"), 1, 30*time.Second)
+	e.exec("UPDATE items SET price = 2.25 WHERE id = 1", "ALTER TABLE items ADD COLUMN note VARCHAR(10) NULL")
+	rs := e.waitRecords(e.topic("items"), 2, 30*time.Second)
+	var fm flatMessage
+	if err := json.Unmarshal(rs[1].Value, &fm); err != nil {
+		t.Fatal(err)
+	}
+	if fm.Type != "UPDATE" || fm.Table != "items" || fm.Database != e.name || fm.Data[0]["price"] != "2.25" ||
+		fm.Old[0]["price"] != "1.50" || len(fm.Old[0]) != 1 || fm.PkNames[0] != "id" || string(rs[1].Key) != `{"id":"1"}` {
+		t.Fatalf("flat message %+v key %s", fm, rs[1].Key)
+	}
+	ddl := e.waitRecords("srv.schema-changes", 1, 30*time.Second)
+	var d map[string]any
+	json.Unmarshal(ddl[len(ddl)-1].Value, &d)
+	if d["table"] != "items" || !strings.Contains(d["ddl"].(string), "ADD COLUMN note") {
+		t.Fatalf("DDL event %s", ddl[len(ddl)-1].Value)
+	}
+	// Only an excluded table changes: heartbeats carry the position on.
+	e.exec("INSERT INTO other VALUES (1)")
+	hb := e.waitRecords("__weir-heartbeat.srv", 1, 30*time.Second)
+	var h map[string]any
+	json.Unmarshal(hb[len(hb)-1].Value, &h)
+	if h["file"] == "" || h["pos"] == nil {
+		t.Fatalf("heartbeat %s", hb[len(hb)-1].Value)
+	}
+	if n := len(e.b.ReadAll(e.topic("other"))); n != 0 {
+		t.Fatalf("excluded table has %d records", n)
+	}
 }

@@ -232,7 +232,7 @@ func (e *env) tableRows(table, keyCol string) map[string]map[string]string {
 	return out
 }
 
-func compareState(t *testing.T, topicState, table map[string]map[string]string) error {
+func compareState(_ testing.TB, topicState, table map[string]map[string]string) error {
 	if len(topicState) != len(table) {
 		return fmt.Errorf("topic has %d keys, table %d rows", len(topicState), len(table))
 	}

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 
 // env is one test's MariaDB database, broker and registry.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	db    *mariadbtest.Server
 	name  string // database name
 	b     *testbroker.Broker
@@ -41,7 +41,7 @@ type env struct {
 	serde *schemas.Serde
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	srv := mariadbtest.Shared(t)
 	b := testbroker.Start(t)

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -42,9 +43,59 @@ type SnapPos struct {
 	Rows  int64    `json:"r,omitempty"` // rows emitted of a table without a primary key
 }
 
+// encode renders p as the JSON json.Marshal would, without reflection
+// (it runs once per record).
 func (p Position) encode() []byte {
-	b, _ := json.Marshal(p)
-	return b
+	b := make([]byte, 0, 96)
+	b = append(b, `{"f":`...)
+	b = appendJSONString(b, p.File)
+	b = append(b, `,"p":`...)
+	b = strconv.AppendUint(b, uint64(p.Pos), 10)
+	if p.GTID != "" {
+		b = append(b, `,"g":`...)
+		b = appendJSONString(b, p.GTID)
+	}
+	if p.Skip != 0 {
+		b = append(b, `,"n":`...)
+		b = strconv.AppendInt(b, int64(p.Skip), 10)
+	}
+	if sp := p.Snap; sp != nil {
+		b = append(b, `,"s":{"t":`...)
+		b = appendJSONString(b, sp.Table)
+		if len(sp.Key) > 0 {
+			b = append(b, `,"k":[`...)
+			for i, k := range sp.Key {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, '"')
+				b = base64.StdEncoding.AppendEncode(b, k)
+				b = append(b, '"')
+			}
+			b = append(b, ']')
+		}
+		if sp.Done {
+			b = append(b, `,"d":true`...)
+		}
+		if sp.Rows != 0 {
+			b = append(b, `,"r":`...)
+			b = strconv.AppendInt(b, sp.Rows, 10)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func decodePosition(b []byte) (Position, error) {

@@ -34,6 +34,10 @@ type tableState struct {
 	keyID    int32
 	valueID  int32
 	resolved bool
+
+	// Scratch maps reused for every record (the Avro encoder reads them
+	// during the call only; Poll is single-goroutine).
+	keyMap, beforeMap, afterMap map[string]any
 }
 
 // change is one row change, values in Avro native form per column.
@@ -72,6 +76,8 @@ type avroEncoder struct {
 	server string
 	cl     *sr.Client
 	serde  *schemas.Serde
+
+	env, src map[string]any // scratch, see tableState
 
 	mu  sync.Mutex
 	ids map[string]int32 // subject \x00 schema text → id
@@ -130,7 +136,10 @@ func (e *avroEncoder) prepare(ctx context.Context, t *tableState) error {
 }
 
 func (e *avroEncoder) key(ctx context.Context, t *tableState, row []any) ([]byte, error) {
-	m := make(map[string]any, len(t.PK))
+	if t.keyMap == nil {
+		t.keyMap = make(map[string]any, len(t.PK))
+	}
+	m := t.keyMap
 	for _, i := range t.PK {
 		m[t.Columns[i].Field] = row[i]
 	}
@@ -141,11 +150,14 @@ func (e *avroEncoder) key(ctx context.Context, t *tableState, row []any) ([]byte
 	return b, nil
 }
 
-func rowMap(t *tableState, row []any) any {
+func rowMap(t *tableState, row []any, scratch *map[string]any) any {
 	if row == nil {
 		return nil
 	}
-	m := make(map[string]any, len(t.Columns))
+	if *scratch == nil {
+		*scratch = make(map[string]any, len(t.Columns))
+	}
+	m := *scratch
 	for i := range t.Columns {
 		if !t.Columns[i].Skip {
 			m[t.Columns[i].Field] = row[i]
@@ -163,18 +175,19 @@ func (e *avroEncoder) value(ctx context.Context, ch *change) ([]byte, error) {
 	if s.txid != "" {
 		txid = s.txid
 	}
-	env := map[string]any{
-		"before": rowMap(ch.t, ch.before),
-		"after":  rowMap(ch.t, ch.after),
-		"op":     string(ch.op),
-		"source": map[string]any{
-			"version": connectorVersion, "connector": "mysql", "name": e.server,
-			"server_id": int64(s.serverID), "ts_ms": s.tsMs, "snapshot": s.snapshot,
-			"db": ch.t.DB, "table": ch.t.Name, "gtid": gtid, "file": s.file, "pos": int64(s.pos),
-			"row": int32(s.row), "txid": txid, "tx_seq": int32(s.txSeq), "tx_end": s.txEnd,
-		},
-		"ts_ms": time.Now().UnixMilli(),
+	if e.env == nil {
+		e.env = make(map[string]any, 5)
+		e.src = make(map[string]any, 16)
+		e.src["version"], e.src["connector"], e.src["name"] = connectorVersion, "mysql", e.server
 	}
+	src := e.src
+	src["server_id"], src["ts_ms"], src["snapshot"] = int64(s.serverID), s.tsMs, s.snapshot
+	src["db"], src["table"], src["gtid"], src["file"], src["pos"] = ch.t.DB, ch.t.Name, gtid, s.file, int64(s.pos)
+	src["row"], src["txid"], src["tx_seq"], src["tx_end"] = int32(s.row), txid, int32(s.txSeq), s.txEnd
+	env := e.env
+	env["before"] = rowMap(ch.t, ch.before, &ch.t.beforeMap)
+	env["after"] = rowMap(ch.t, ch.after, &ch.t.afterMap)
+	env["op"], env["source"], env["ts_ms"] = opNames[ch.op], src, time.Now().UnixMilli()
 	b, err := e.serde.AppendEncode(ctx, make([]byte, 0, 256), ch.t.valueID, env)
 	if err != nil {
 		return nil, fmt.Errorf("change of %s: %w", ch.t.fullName(), err)
@@ -212,6 +225,8 @@ type flatMessage struct {
 	Type      string            `json:"type"`
 	GTID      string            `json:"gtid,omitempty"`
 }
+
+var opNames = map[byte]string{'c': "c", 'u': "u", 'd': "d", 'r': "r"}
 
 var canalTypes = map[byte]string{'c': "INSERT", 'r': "INSERT", 'u': "UPDATE", 'd': "DELETE"}
 

@@ -3,6 +3,7 @@ package mysql
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"testing"
@@ -131,4 +132,22 @@ func (e *env) schemaText(id int32) string {
 		e.t.Fatal(err)
 	}
 	return c.Schema.Text()
+}
+
+func TestPositionEncoding(t *testing.T) {
+	for _, p := range []Position{
+		{File: "mysql-bin.000001", Pos: 4},
+		{File: "mysql-bin.000002", Pos: 1234, GTID: "0-1-99,1-2-3", Skip: 7},
+		{File: "b\"in\\x.1", Pos: 5, GTID: "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5", Snap: &SnapPos{Table: "db.tä`b", Key: [][]byte{{0, 1, 0xff}, []byte("k")}, Done: true}},
+		{File: "f.3", Pos: 9, Snap: &SnapPos{Table: "d.t", Rows: 42}},
+	} {
+		want, _ := json.Marshal(p)
+		if got := p.encode(); string(got) != string(want) {
+			t.Errorf("encode = %s\nwant     %s", got, want)
+		}
+		back, err := decodePosition(p.encode())
+		if err != nil || back.String() != p.String() {
+			t.Errorf("round trip of %s: %v %v", p, back, err)
+		}
+	}
 }
