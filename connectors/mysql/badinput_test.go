@@ -12,7 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 
 	"weir/connectors"
-	"weir/connectors/mysql/internal/mariadbtest"
+	"weir/connectors/mysql/mysqltest"
 	"weir/internal/testbroker"
 )
 
@@ -114,7 +114,7 @@ func TestLostConnection(t *testing.T) {
 	stop := make(chan struct{})
 	werr := make(chan error, 1)
 	go func() {
-		c, err := client.Connect(e.db.Addr(), mariadbtest.AdminUser, mariadbtest.AdminPassword, e.name)
+		c, err := client.Connect(e.db.Addr(), mysqltest.AdminUser, mysqltest.AdminPassword, e.name)
 		if err != nil {
 			werr <- err
 			return
@@ -139,7 +139,7 @@ func TestLostConnection(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		testbroker.CheckFor(t, 30*time.Second, func() error {
 			if n := e.db.KillConnections(t, func(user, cmd string) bool {
-				return user == mariadbtest.CDCUser && strings.Contains(cmd, "Binlog Dump")
+				return user == mysqltest.CDCUser && strings.Contains(cmd, "Binlog Dump")
 			}); n == 0 {
 				return fmt.Errorf("no binlog dump connection to kill yet")
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors"
-	"weir/connectors/mysql/internal/mariadbtest"
+	"weir/connectors/mysql/mysqltest"
 )
 
 // Benchmarks (see BENCHMARKS.md, "connectors/mysql"). Each reports a
@@ -100,7 +100,7 @@ func BenchmarkBinlogSyncerRaw(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		sy := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{ServerID: uint32(9000 + i), Flavor: gmysql.MariaDBFlavor,
-			Host: e.db.Host, Port: uint16(e.db.Port), User: mariadbtest.AdminUser, Password: mariadbtest.AdminPassword})
+			Host: e.db.Host, Port: uint16(e.db.Port), User: mysqltest.AdminUser, Password: mysqltest.AdminPassword})
 		start := time.Now()
 		bs, err := sy.StartSync(gmysql.Position{Name: from.File, Pos: from.Pos})
 		if err != nil {
@@ -224,7 +224,7 @@ func BenchmarkLag(b *testing.B) {
 			}
 			seenc <- seen
 		}()
-		c, err := client.Connect(e.db.Addr(), mariadbtest.AdminUser, mariadbtest.AdminPassword, e.name)
+		c, err := client.Connect(e.db.Addr(), mysqltest.AdminUser, mysqltest.AdminPassword, e.name)
 		if err != nil {
 			b.Fatal(err)
 		}

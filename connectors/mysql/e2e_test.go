@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/connectors"
-	"weir/connectors/mysql/internal/mariadbtest"
+	"weir/connectors/mysql/mysqltest"
 	"weir/internal/testbroker"
 )
 
@@ -197,7 +197,7 @@ func diffCommon(a, b map[string]string) string {
 // tableState reads the table as key → column → text.
 func (e *env) tableRows(table, keyCol string) map[string]map[string]string {
 	e.t.Helper()
-	c, err := client.Connect(e.db.Addr(), mariadbtest.AdminUser, mariadbtest.AdminPassword, e.name)
+	c, err := client.Connect(e.db.Addr(), mysqltest.AdminUser, mysqltest.AdminPassword, e.name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ type workload struct {
 }
 
 func (w *workload) run(e *env, seed int64) error {
-	c, err := client.Connect(e.db.Addr(), mariadbtest.AdminUser, mariadbtest.AdminPassword, e.name)
+	c, err := client.Connect(e.db.Addr(), mysqltest.AdminUser, mysqltest.AdminPassword, e.name)
 	if err != nil {
 		return err
 	}
@@ -398,7 +398,7 @@ func TestSnapshotHandOff(t *testing.T) {
 	werr := make(chan error, 1)
 	var writes atomic.Int64
 	go func() {
-		c, err := client.Connect(e.db.Addr(), mariadbtest.AdminUser, mariadbtest.AdminPassword, e.name)
+		c, err := client.Connect(e.db.Addr(), mysqltest.AdminUser, mysqltest.AdminPassword, e.name)
 		if err != nil {
 			werr <- err
 			return

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/connectors"
-	"weir/connectors/mysql/internal/mariadbtest"
+	"weir/connectors/mysql/mysqltest"
 	"weir/internal/testbroker"
 	"weir/schemas"
 	"weir/schemas/registry"
@@ -28,13 +28,13 @@ func TestMain(m *testing.M) {
 		childMain()
 		return
 	}
-	mariadbtest.Main(m)
+	mysqltest.Main(m)
 }
 
 // env is one test's MariaDB database, broker and registry.
 type env struct {
 	t     testing.TB
-	db    *mariadbtest.Server
+	db    *mysqltest.Server
 	name  string // database name
 	b     *testbroker.Broker
 	reg   string
@@ -43,7 +43,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	srv := mariadbtest.Shared(t)
+	srv := mysqltest.Shared(t)
 	b := testbroker.Start(t)
 	reg := b.Registry(t)
 	cl, err := sr.NewClient(sr.URLs(reg))
@@ -57,7 +57,7 @@ func (e *env) exec(stmts ...string) { e.t.Helper(); e.db.Exec(e.t, e.name, stmts
 
 // config is a source config capturing only e's database.
 func (e *env) config(name string) Config {
-	return Config{Name: name, Host: e.db.Host, Port: e.db.Port, User: mariadbtest.CDCUser, Password: mariadbtest.CDCPassword,
+	return Config{Name: name, Host: e.db.Host, Port: e.db.Port, User: mysqltest.CDCUser, Password: mysqltest.CDCPassword,
 		ServerName: "srv", IncludeDatabases: []string{e.name}, RegistryURL: e.reg, HeartbeatInterval: time.Second,
 		SchemaChangeTopic: "{server}.schema-changes", HeartbeatTopic: "__weir-heartbeat.{server}", Tombstones: true}
 }

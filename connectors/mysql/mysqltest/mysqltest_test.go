@@ -1,4 +1,4 @@
-package mariadbtest
+package mysqltest
 
 import (
 	"testing"

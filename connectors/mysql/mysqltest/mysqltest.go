@@ -1,4 +1,4 @@
-// Package mariadbtest runs a real MariaDB server for the MySQL CDC
+// Package mysqltest runs a real MariaDB server for the MySQL CDC
 // connector's tests: Debian's mariadbd (package mariadb-server), started
 // once per test process with its own data directory (initialised by
 // mariadb-install-db), a free TCP port on 127.0.0.1, a socket in the data
@@ -14,7 +14,7 @@
 //
 // When mariadbd is missing the tests that need it are skipped, unless the
 // environment variable CI is "true": then they fail.
-package mariadbtest
+package mysqltest
 
 import (
 	"context"
@@ -66,7 +66,7 @@ var (
 )
 
 // Main runs the package's tests and stops the shared server afterwards:
-// func TestMain(m *testing.M) { mariadbtest.Main(m) }.
+// func TestMain(m *testing.M) { mysqltest.Main(m) }.
 func Main(m *testing.M) {
 	code := m.Run()
 	Stop()
@@ -111,9 +111,9 @@ func Shared(tb testing.TB) *Server {
 	tb.Helper()
 	if err := Available(); err != nil {
 		if os.Getenv("CI") == "true" {
-			tb.Fatalf("mariadbtest: %v (CI=true: MariaDB is required)", err)
+			tb.Fatalf("mysqltest: %v (CI=true: MariaDB is required)", err)
 		}
-		tb.Skipf("mariadbtest: %v", err)
+		tb.Skipf("mysqltest: %v", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -121,7 +121,7 @@ func Shared(tb testing.TB) *Server {
 		shared, sharedErr = start()
 	}
 	if sharedErr != nil {
-		tb.Fatalf("mariadbtest: %v", sharedErr)
+		tb.Fatalf("mysqltest: %v", sharedErr)
 	}
 	return shared
 }
@@ -152,7 +152,7 @@ func start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "weir-mariadbtest-")
+	dir, err := os.MkdirTemp("", "weir-mysqltest-")
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func (s *Server) Conn(tb testing.TB, db string) *client.Conn {
 	tb.Helper()
 	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
 	if err != nil {
-		tb.Fatalf("mariadbtest: connecting as %s: %v", AdminUser, err)
+		tb.Fatalf("mysqltest: connecting as %s: %v", AdminUser, err)
 	}
 	tb.Cleanup(func() { c.Close() })
 	return c
@@ -274,12 +274,12 @@ func (s *Server) Exec(tb testing.TB, db string, stmts ...string) {
 	tb.Helper()
 	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
 	if err != nil {
-		tb.Fatalf("mariadbtest: connecting: %v", err)
+		tb.Fatalf("mysqltest: connecting: %v", err)
 	}
 	defer c.Close()
 	for _, q := range stmts {
 		if _, err := c.Execute(q); err != nil {
-			tb.Fatalf("mariadbtest: %s: %v", q, err)
+			tb.Fatalf("mysqltest: %s: %v", q, err)
 		}
 	}
 }
@@ -290,12 +290,12 @@ func (s *Server) Query(tb testing.TB, db, q string) [][]string {
 	tb.Helper()
 	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
 	if err != nil {
-		tb.Fatalf("mariadbtest: connecting: %v", err)
+		tb.Fatalf("mysqltest: connecting: %v", err)
 	}
 	defer c.Close()
 	r, err := c.Execute(q)
 	if err != nil {
-		tb.Fatalf("mariadbtest: %s: %v", q, err)
+		tb.Fatalf("mysqltest: %s: %v", q, err)
 	}
 	defer r.Close()
 	out := make([][]string, len(r.Values))
@@ -353,12 +353,12 @@ func (s *Server) KillConnections(tb testing.TB, match func(user, command string)
 	tb.Helper()
 	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
 	if err != nil {
-		tb.Fatalf("mariadbtest: connecting: %v", err)
+		tb.Fatalf("mysqltest: connecting: %v", err)
 	}
 	defer c.Close()
 	r, err := c.Execute("SELECT ID, USER, COMMAND FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()")
 	if err != nil {
-		tb.Fatalf("mariadbtest: processlist: %v", err)
+		tb.Fatalf("mysqltest: processlist: %v", err)
 	}
 	n := 0
 	for _, row := range r.Values {
@@ -369,7 +369,7 @@ func (s *Server) KillConnections(tb testing.TB, match func(user, command string)
 				if errors.As(err, &me) && me.Code == mysql.ER_NO_SUCH_THREAD {
 					continue
 				}
-				tb.Fatalf("mariadbtest: KILL %d: %v", id, err)
+				tb.Fatalf("mysqltest: KILL %d: %v", id, err)
 			}
 			n++
 		}
