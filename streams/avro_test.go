@@ -41,6 +41,7 @@ func TestAvroThroughRegistryAndDeadLetters(t *testing.T) {
 	}
 	serde := schemas.NewSerde(registry.ClientSource(rc))
 	b.CreateTopic("logs", 2, nil)
+	b.CreateTopic("slow", 1, nil) // not auto-created: see TestCountExactAcrossKillAndScaleOut
 
 	bld := NewBuilder()
 	logs := From(bld, "logs", String(), Avro(serde, 0, nil))
@@ -107,4 +108,3 @@ func TestAvroThroughRegistryAndDeadLetters(t *testing.T) {
 	}
 	inst.stop(t)
 }
-

@@ -1,0 +1,313 @@
+package streams
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/ingest/partition"
+	"weir/internal/testbroker"
+	"weir/streams/internal/store"
+)
+
+// Benchmarks run end to end against an in-process weir broker on
+// 127.0.0.1 (sharing the 2 cores with the app). Each iteration prefills
+// the input topic (untimed), then times from the app's start until every
+// output is acknowledged (stateless) or every input offset is committed
+// (count). Run with -benchtime=1x -count=5 and take the median:
+//
+//	go test ./streams -run '^$' -bench . -benchtime 1x -count 5 -timeout 60m
+
+const (
+	benchRecords    = 1_000_000
+	benchPartitions = 4
+	benchValueBytes = 100
+)
+
+func prefill(b *testing.B, br *testbroker.Broker, topic string, n, keys int) {
+	b.Helper()
+	br.CreateTopic(topic, benchPartitions, nil)
+	cl := br.Client(partition.Option(), kgo.MaxBufferedRecords(200_000), kgo.ProducerLinger(5*time.Millisecond))
+	val := bytes.Repeat([]byte("x"), benchValueBytes)
+	recs := make([]*kgo.Record, n)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range recs {
+		var k []byte
+		if keys > 0 {
+			k = []byte("key-" + strconv.Itoa(r.IntN(keys)))
+		} else {
+			k = binary.BigEndian.AppendUint64(nil, uint64(i))
+		}
+		recs[i] = &kgo.Record{Topic: topic, Key: k, Value: val}
+	}
+	produceAll(b, cl, recs)
+}
+
+func endSum(ctx context.Context, adm *kadm.Client, topic string) int64 {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return -1
+	}
+	var s int64
+	ends.Each(func(o kadm.ListedOffset) { s += o.Offset })
+	return s
+}
+
+func waitFor(b *testing.B, timeout time.Duration, fn func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for !fn() {
+		if time.Now().After(deadline) {
+			b.Fatal("benchmark did not finish in time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func benchApp(b *testing.B, br *testbroker.Broker, tp *Topology, id string, commit time.Duration) (*App, func()) {
+	a, err := New(tp, Config{ApplicationID: id, Brokers: []string{br.Addr}, StateDir: b.TempDir(), CommitInterval: commit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- a.Run(ctx) }()
+	return a, func() {
+		cancel()
+		if err := <-errc; err != nil {
+			b.Error(err)
+		}
+	}
+}
+
+func report(b *testing.B, n int, d time.Duration) {
+	b.ReportMetric(float64(n)/d.Seconds(), "records/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkPassthroughKgo is the baseline: a plain franz-go group consumer
+// producing every record it reads to another topic (no decode, no
+// commits), as fast as the broker and client allow.
+func BenchmarkPassthroughKgo(b *testing.B) {
+	for range b.N {
+		br := testbroker.Start(b)
+		prefill(b, br, "in", benchRecords, 0)
+		br.CreateTopic("out", benchPartitions, nil)
+		adm := kadm.NewClient(br.Client())
+		start := time.Now()
+		cl := br.Client(partition.Option(), kgo.ConsumerGroup("pass"), kgo.ConsumeTopics("in"),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MaxBufferedRecords(1<<17), kgo.ProducerLinger(5*time.Millisecond))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			var seen int
+			for seen < benchRecords {
+				fs := cl.PollRecords(context.Background(), 10000)
+				fs.EachRecord(func(r *kgo.Record) {
+					cl.Produce(context.Background(), &kgo.Record{Topic: "out", Key: r.Key, Value: r.Value}, nil)
+					seen++
+				})
+			}
+		}()
+		<-done
+		waitFor(b, 5*time.Minute, func() bool { return endSum(context.Background(), adm, "out") >= benchRecords })
+		report(b, benchRecords, time.Since(start))
+	}
+}
+
+// BenchmarkStatelessMapFilter: decode, filter (drops 1 in 10), mapValues
+// (uppercases the 100-byte value), encode, produce.
+func BenchmarkStatelessMapFilter(b *testing.B) {
+	for range b.N {
+		br := testbroker.Start(b)
+		prefill(b, br, "in", benchRecords, 0)
+		br.CreateTopic("out", benchPartitions, nil)
+		adm := kadm.NewClient(br.Client())
+		bld := NewBuilder()
+		s := From(bld, "in", Bytes(), Bytes()).Filter(func(k, _ []byte) bool { return binary.BigEndian.Uint64(k)%10 != 3 })
+		MapValues(s, func(_, v []byte) []byte { return bytes.ToUpper(v) }).To("out", Bytes(), Bytes())
+		tp := mustBuildB(b, bld)
+		want := int64(benchRecords - benchRecords/10)
+		start := time.Now()
+		_, stop := benchApp(b, br, tp, "stateless", time.Second)
+		waitFor(b, 5*time.Minute, func() bool { return endSum(context.Background(), adm, "out") >= want })
+		report(b, benchRecords, time.Since(start))
+		stop()
+	}
+}
+
+// BenchmarkCountByKey: count over 100,000 distinct keys, emitted to a
+// topic; done when every input offset is committed.
+func BenchmarkCountByKey(b *testing.B) {
+	for range b.N {
+		br := testbroker.Start(b)
+		prefill(b, br, "in", benchRecords, 100_000)
+		br.CreateTopic("counts", benchPartitions, nil)
+		adm := kadm.NewClient(br.Client())
+		bld := NewBuilder()
+		Count(GroupByKey(From(bld, "in", String(), Bytes()), String(), Bytes()), "n").ToStream().To("counts", String(), Int64())
+		tp := mustBuildB(b, bld)
+		start := time.Now()
+		_, stop := benchApp(b, br, tp, "count", time.Second)
+		waitFor(b, 5*time.Minute, func() bool { return groupCaughtUp(context.Background(), adm, "count", "in") == nil })
+		report(b, benchRecords, time.Since(start))
+		stop()
+	}
+}
+
+// BenchmarkRestore restores a 1,000,000-entry store (one changelog
+// partition: the entries, then a marker) into Pebble, as a task does when
+// it is assigned with no local state. Baseline: BenchmarkChangelogRead,
+// the same records read by a plain franz-go consumer.
+func BenchmarkRestore(b *testing.B) {
+	for range b.N {
+		br, tp := restoreFixture(b)
+		a, err := New(tp, Config{ApplicationID: "r", Brokers: []string{br.Addr}, StateDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a.cl = br.Client()
+		t := tp.newTask("r", tp.sources[0], 0)
+		t.stateDir = filepath.Join(a.cfg.StateDir, t.id)
+		t.cacheMax = 10 << 20
+		t.out = a
+		t.openBack = func(dir string) (store.Backend, error) { return store.OpenPebble(dir, store.PebbleOptions{}) }
+		start := time.Now()
+		if err := t.open(&kgoReader{a: a}); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		if got := t.m.restored.Load(); got != benchRecords+1 {
+			b.Fatalf("restored %d records", got)
+		}
+		if v, ok, _ := t.stores[0].st.Get([]byte("key-0000777")); !ok || len(v) != 8 {
+			b.Fatal("restored store misses key-0000777")
+		}
+		t.close(false)
+		report(b, benchRecords, d)
+	}
+}
+
+func BenchmarkChangelogRead(b *testing.B) {
+	for range b.N {
+		br, _ := restoreFixture(b)
+		start := time.Now()
+		cl := br.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"r-n-changelog": {0: kgo.NewOffset().AtStart()}}),
+			kgo.FetchMaxBytes(64<<20), kgo.FetchMaxPartitionBytes(32<<20))
+		var n int
+		for n < benchRecords+1 {
+			cl.PollFetches(context.Background()).EachRecord(func(*kgo.Record) { n++ })
+		}
+		report(b, benchRecords, time.Since(start))
+	}
+}
+
+func restoreFixture(b *testing.B) (*testbroker.Broker, *Topology) {
+	br := testbroker.Start(b)
+	br.CreateTopic("in", 1, nil)
+	br.CreateTopic("r-n-changelog", 1, nil)
+	bld := NewBuilder()
+	Count(GroupByKey(From(bld, "in", String(), Bytes()), String(), Bytes()), "n")
+	tp := mustBuildB(b, bld)
+	cl := br.Client(partition.Option(), kgo.MaxBufferedRecords(200_000))
+	recs := make([]*kgo.Record, 0, benchRecords+1)
+	for i := range benchRecords {
+		recs = append(recs, changelogRecord("r-n-changelog", 0, fmt.Appendf(nil, "key-%07d", i), binary.BigEndian.AppendUint64(nil, uint64(i))))
+	}
+	recs = append(recs, markerRecord("r-n-changelog", 0, benchRecords, 0))
+	produceAll(b, cl, recs)
+	return br, tp
+}
+
+func mustBuildB(b *testing.B, bld *Builder) *Topology {
+	tp, err := bld.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tp
+}
+
+// TestStore10MKeysRSS writes 10,000,000 distinct keys through a store's
+// write cache (10 MiB) into Pebble, as a count would (Get, then Put of an
+// 8-byte count), reads some back, and checks the process's peak resident
+// memory (VmHWM) stays under 512 MiB. Slow (about a minute): run with
+// WEIR_STREAMS_BIG=1.
+func TestStore10MKeysRSS(t *testing.T) {
+	if os.Getenv("WEIR_STREAMS_BIG") == "" {
+		t.Skip("set WEIR_STREAMS_BIG=1 (10,000,000 keys, about a minute)")
+	}
+	n := 10_000_000
+	if s := os.Getenv("WEIR_STREAMS_BIG_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	be, err := store.OpenPebble(t.TempDir(), store.PebbleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New("big", be, 10<<20)
+	defer st.Close()
+	start := time.Now()
+	r := rand.New(rand.NewPCG(7, 7))
+	perm := r.Perm(n)
+	for i, p := range perm {
+		k := fmt.Appendf(nil, "key-%08d", p)
+		v, ok, err := st.Get(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := uint64(0)
+		if ok {
+			c = binary.BigEndian.Uint64(v)
+		}
+		if err := st.Put(k, binary.BigEndian.AppendUint64(nil, c+1)); err != nil {
+			t.Fatal(err)
+		}
+		if i%1_000_000 == 0 {
+			runtime.GC() // perm is 80 MB of ints; keep the heap honest
+		}
+	}
+	perm = nil
+	if err := st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	for _, i := range []int{0, 1, 4_999_999, 9_999_999} {
+		v, ok, err := st.Get(fmt.Appendf(nil, "key-%08d", i))
+		if err != nil || !ok || binary.BigEndian.Uint64(v) != 1 {
+			t.Fatalf("key %d: %v %v %v", i, v, ok, err)
+		}
+	}
+	hwm := vmHWM(t)
+	t.Logf("10,000,000 keys in %s (%.0f keys/s); store %d MiB on disk+memtables; peak RSS (VmHWM) %d MiB",
+		took.Round(time.Millisecond), float64(n)/took.Seconds(), st.SizeBytes()>>20, hwm>>20)
+	if hwm > 512<<20 {
+		t.Fatalf("peak RSS %d MiB > 512 MiB", hwm>>20)
+	}
+}
+
+func vmHWM(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
