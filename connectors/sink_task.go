@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 )
@@ -139,6 +140,15 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 		return fmt.Errorf("sink connector %q: client: %w", name, err)
 	}
 	t.cl = cl
+	// The dead-letter topic exists before the first record needs it (as
+	// Kafka Connect does): created lazily by the first dead letter, in
+	// the middle of a Flush, a broker may not serve the new partition
+	// yet, and the client then waits for its next metadata refresh (5 s)
+	// before the flush, and the records behind it, can go on. A broker
+	// that refuses (no create permission) leaves it to auto-creation.
+	if err := ensureTopic(ctx, kadm.NewClient(cl), opts.DeadLetterTopic, -1, nil); err != nil && ctx.Err() == nil {
+		t.log.Warn("dead-letter topic not created ahead; the first dead letter creates it", zap.String("topic", opts.DeadLetterTopic), zap.Error(err))
+	}
 	if err := sink.Open(ctx, t); err != nil {
 		cl.Close()
 		t.m.Error("open")
