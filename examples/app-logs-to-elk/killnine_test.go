@@ -1,0 +1,371 @@
+package elk_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"weir/connectors/elasticsearch/searchtest"
+)
+
+// TestKillDashNineOneMillionLines is issue 7's end-to-end promise on this
+// example as users run it (the `weir` binary, `weir run` on the example's
+// pipeline with its embedded broker and registry): an application writes
+// 1,000,000 JSON lines across 4 files, rotating them by rename and by
+// copytruncate, while weir tails them into the topic and indexes them into
+// a real Elasticsearch 7.17 node; weir is killed with -9 twice mid-run and
+// started again on the same data directory. At the end the index holds
+// exactly 1,000,000 documents, one per line, each with the line's content.
+func TestKillDashNineOneMillionLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000,000 lines through weir run and Elasticsearch")
+	}
+	es := searchtest.Shared(t, searchtest.Elasticsearch7)
+	bin := buildWeir(t)
+	dir := t.TempDir()
+	if keep := os.Getenv("WEIR_TEST_KEEP_DIR"); keep != "" { // for post-mortems: logs, data dir, log files
+		var err error
+		if dir, err = os.MkdirTemp(keep, "kill9-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("keeping %s", dir)
+	}
+	for _, f := range []string{"pipeline.hcl", "app_log.avsc"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs := filepath.Join(dir, "logs")
+	os.Mkdir(logs, 0o755)
+	prefix := fmt.Sprintf("weir-kill9-%d", time.Now().UnixNano())
+	index := prefix + "-2024.05.01"
+	// The index as an operator would template it: keywords rather than
+	// analyzed text, no replica on a one-node cluster, no periodic refresh
+	// (the test refreshes before it counts).
+	es.MustDo(t, "PUT", "/"+index, []byte(`{
+		"settings": {"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"},
+		"mappings": {"properties": {
+			"time": {"type": "date"}, "level": {"type": "keyword"}, "service": {"type": "keyword"},
+			"msg": {"type": "keyword"}, "trace_id": {"type": "keyword"}, "status": {"type": "long"},
+			"duration_ms": {"type": "double"}, "host": {"type": "keyword"}, "file": {"type": "keyword"}}}}`))
+	t.Cleanup(func() { es.Do(t, "DELETE", "/"+index, nil) })
+
+	kafkaAddr, registryAddr := freeAddr(t), freeAddr(t)
+	args := []string{"run", dir, "--status", "off", "--watch-interval", "0",
+		"--var", `log_files=["` + logs + `/*.log*"]`, "--var", "elasticsearch_url=" + es.URL,
+		"--var", "index_prefix=" + prefix, "--var", "kafka_addr=" + kafkaAddr, "--var", "registry_addr=" + registryAddr}
+	var weirLogs []string
+	start := func(n int) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		p := filepath.Join(dir, fmt.Sprintf("weir%d.log", n))
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		weirLogs = append(weirLogs, p)
+		cmd.Stdout, cmd.Stderr = f, f
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); f.Close() })
+		return cmd
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range weirLogs { // the pipeline's own log lines (not the broker's)
+				b, _ := os.ReadFile(p)
+				var keep []string
+				for _, l := range strings.Split(string(b), "\n") {
+					if strings.Contains(l, `"logger":"pipelines"`) && !strings.Contains(l, `"msg":"tailing file"`) {
+						keep = append(keep, l)
+					}
+				}
+				if len(keep) > 60 {
+					keep = keep[len(keep)-60:]
+				}
+				t.Logf("--- %s (pipeline lines, last 60)\n%s", p, strings.Join(keep, "\n"))
+			}
+		}
+	})
+	count := func() int {
+		es.Do(t, "POST", "/"+index+"/_refresh", nil)
+		st, b := es.Do(t, "GET", "/"+index+"/_count", nil)
+		var c struct{ Count int }
+		if st != 200 || json.Unmarshal(b, &c) != nil {
+			return -1
+		}
+		return c.Count
+	}
+	// waitCount waits for at least min documents while the count moves:
+	// it fails after stall without progress (a restarted sink first waits
+	// out the killed member's 45 s group session).
+	waitCount := func(min int, stall time.Duration) int {
+		t.Helper()
+		last, lastAt := -1, time.Now()
+		for {
+			n := count()
+			if n > total {
+				t.Fatalf("%d documents: more than the %d lines written", n, total)
+			}
+			if n >= min {
+				return n
+			}
+			if n != last {
+				last, lastAt = n, time.Now()
+			} else if time.Since(lastAt) > stall {
+				t.Fatalf("%d documents, no progress for %s, waiting for %d", n, stall, min)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+
+	began := time.Now()
+	written := make(chan error, 1)
+	writing := true
+	go func() { written <- writeAppLogs(logs) }()
+	child := start(0)
+	for kill, at := range []int{200_000, 550_000} {
+		waitCount(at, 90*time.Second)
+		select {
+		case err := <-written:
+			writing = false
+			if err != nil {
+				t.Fatal(err)
+			}
+		default:
+		}
+		child.Process.Signal(syscall.SIGKILL)
+		child.Wait()
+		t.Logf("kill -9 #%d at %s with %d documents indexed (application still writing: %v)",
+			kill+1, time.Since(began).Round(time.Millisecond), count(), writing)
+		child = start(kill + 1)
+	}
+	if writing {
+		if err := <-written; err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitCount(total, 90*time.Second)
+	t.Logf("%d documents after %s", total, time.Since(began).Round(time.Millisecond))
+	// weir stops cleanly, and nothing more arrives.
+	child.Process.Signal(syscall.SIGTERM)
+	if err := child.Wait(); err != nil {
+		t.Errorf("weir run after SIGTERM: %v", err)
+	}
+	if n := count(); n != total {
+		t.Fatalf("%d documents after weir stopped, want %d", n, total)
+	}
+	checkDocuments(t, es, index)
+}
+
+const (
+	appFiles    = 4
+	perFile     = 250_000
+	rotateEvery = 40_000
+	total       = appFiles * perFile
+)
+
+// appLogLine is line i of file f: JSON the example's pipeline parses, all
+// of one day (one daily index), levels info/warn/error (none filtered).
+func appLogLine(f, i int) string {
+	ts := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 100 * time.Millisecond)
+	return fmt.Sprintf(`{"ts":%q,"lvl":%q,"svc":"app%d","msg":"app%d %07d GET /v1/items -> 200 lorem ipsum dolor sit amet","trace":"%d-%07d","status":%d,"took":%d.5}`,
+		ts.Format(time.RFC3339Nano), [...]string{"INFO", "warn", "error"}[i%3], f, f, i, f, i, 200+i%3*100, i%1000)
+}
+
+// writeAppLogs writes perFile lines to each of appFiles files in about
+// 20 s, rotating each file every rotateEvery lines, alternately by rename
+// (then a new file) and by copytruncate (the copy appears atomically).
+func writeAppLogs(dir string) error {
+	out := make([]*os.File, appFiles)
+	path := func(f int) string { return filepath.Join(dir, fmt.Sprintf("app%d.log", f)) }
+	for f := range out {
+		var err error
+		if out[f], err = os.OpenFile(path(f), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			return err
+		}
+	}
+	rotations := make([]int, appFiles)
+	const chunk = 1000
+	for i := 0; i < perFile; i += chunk {
+		for f := 0; f < appFiles; f++ {
+			var b []byte
+			for j := i; j < i+chunk; j++ {
+				b = append(b, appLogLine(f, j)...)
+				b = append(b, '\n')
+			}
+			if _, err := out[f].Write(b); err != nil {
+				return err
+			}
+			if (i+chunk)%rotateEvery != 0 {
+				continue
+			}
+			rotations[f]++
+			rotated := fmt.Sprintf("%s.%d", path(f), rotations[f])
+			if (rotations[f]+f)%2 == 0 { // rename, then a new file
+				if err := os.Rename(path(f), rotated); err != nil {
+					return err
+				}
+				out[f].Close()
+				var err error
+				if out[f], err = os.OpenFile(path(f), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+					return err
+				}
+				continue
+			}
+			data, err := os.ReadFile(path(f))
+			if err != nil {
+				return err
+			}
+			tmp := filepath.Join(dir, "copy.tmp")
+			if err := os.WriteFile(tmp, data, 0o644); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, rotated); err != nil {
+				return err
+			}
+			if err := out[f].Truncate(0); err != nil {
+				return err
+			}
+		}
+		time.Sleep(80 * time.Millisecond)
+	}
+	for _, f := range out {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDocuments scrolls over the whole index: every line must be exactly
+// one document, and each document must hold its line's parsed fields.
+func checkDocuments(t *testing.T, es *searchtest.Server, index string) {
+	t.Helper()
+	seen := make([]uint8, total)
+	docs, bad := 0, 0
+	body := []byte(`{"size": 10000, "sort": ["_doc"], "_source": ["msg", "level", "service", "trace_id", "status", "duration_ms", "time"]}`)
+	path := "/" + index + "/_search?scroll=2m"
+	var scrollID string
+	for {
+		st, b := es.Do(t, "POST", path, body)
+		if st != 200 {
+			t.Fatalf("scroll: status %d: %.500s", st, b)
+		}
+		var res struct {
+			ScrollID string `json:"_scroll_id"`
+			Hits     struct {
+				Hits []struct {
+					ID     string `json:"_id"`
+					Source struct {
+						Msg, Level, Service, Time string
+						TraceID                   string `json:"trace_id"`
+						Status                    int
+						DurationMS                float64 `json:"duration_ms"`
+					} `json:"_source"`
+				}
+			}
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits.Hits) == 0 {
+			break
+		}
+		scrollID = res.ScrollID
+		for _, h := range res.Hits.Hits {
+			docs++
+			s := h.Source
+			var f, i int
+			if _, err := fmt.Sscanf(s.Msg, "app%d %d ", &f, &i); err != nil || f < 0 || f >= appFiles || i < 0 || i >= perFile {
+				if bad++; bad <= 5 {
+					t.Errorf("document %s: msg %q is no line of the application", h.ID, s.Msg)
+				}
+				continue
+			}
+			seen[f*perFile+i]++
+			var line struct {
+				TS, Lvl, Svc, Msg, Trace string
+				Status                   int
+				Took                     float64
+			}
+			json.Unmarshal([]byte(appLogLine(f, i)), &line)
+			ts, _ := time.Parse(time.RFC3339Nano, line.TS)
+			got, err := time.Parse(time.RFC3339Nano, s.Time)
+			if s.Msg != line.Msg || s.Level != strings.ToLower(line.Lvl) || s.Service != line.Svc || s.TraceID != line.Trace ||
+				s.Status != line.Status || s.DurationMS != line.Took || err != nil || !got.Equal(ts) ||
+				!strings.HasPrefix(h.ID, "app_logs+") {
+				if bad++; bad <= 5 {
+					t.Errorf("document %s does not match line %d of app%d.log:\n  %+v\n  %s", h.ID, i, f, s, appLogLine(f, i))
+				}
+			}
+		}
+		path = "/_search/scroll"
+		body, _ = json.Marshal(map[string]string{"scroll": "2m", "scroll_id": scrollID})
+	}
+	if scrollID != "" {
+		b, _ := json.Marshal(map[string]string{"scroll_id": scrollID})
+		es.Do(t, "DELETE", "/_search/scroll", b)
+	}
+	missing, dups := 0, 0
+	var runs []string // "app2.log lines 240000-249999 missing", first ones
+	for k := 0; k < total; {
+		n := seen[k]
+		j := k
+		for j < total && seen[j] == n && j/perFile == k/perFile {
+			j++
+		}
+		if n != 1 {
+			if n == 0 {
+				missing += j - k
+			} else {
+				dups += j - k
+			}
+			if len(runs) < 20 {
+				runs = append(runs, fmt.Sprintf("app%d.log lines %d-%d: %d documents each", k/perFile, k%perFile, (j-1)%perFile, n))
+			}
+		}
+		k = j
+	}
+	if docs != total || missing > 0 || dups > 0 || bad > 0 {
+		t.Fatalf("%d documents for %d lines: %d lines missing, %d duplicated, %d documents wrong\n%s",
+			docs, total, missing, dups, bad, strings.Join(runs, "\n"))
+	}
+}
+
+// buildWeir builds the weir command into a temporary folder.
+func buildWeir(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "weir")
+	var out bytes.Buffer
+	cmd := exec.Command("go", "build", "-o", bin, "weir/cmd/weir")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go build weir/cmd/weir: %v\n%s", err, out.Bytes())
+	}
+	return bin
+}
+
+// freeAddr is a 127.0.0.1 address with a port free right now (weir must
+// listen on the same one after each restart).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
