@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Broker is a registered broker node and the address clients reach it at.
@@ -177,7 +178,9 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		if len(ct.Partitions) < 1 {
 			return nil, fmt.Errorf("topic %q: %w: 0 partitions", ct.Name, ErrInvalidPartitions)
 		}
-		t := &Topic{Name: ct.Name, ID: ct.ID, Partitions: clonePartitions(ct.Partitions), Configs: cloneConfigs(ct.Configs)}
+		// The image outlives the request the record came from, whose
+		// strings may alias a connection's read buffer: keep copies.
+		t := &Topic{Name: strings.Clone(ct.Name), ID: ct.ID, Partitions: clonePartitions(ct.Partitions), Configs: cloneConfigs(ct.Configs)}
 		next.topics, next.byID = im.withTopic(t)
 	case TypeDeleteTopic:
 		dt := r.DeleteTopic
@@ -317,11 +320,14 @@ func clonePartitions(ps []Partition) []Partition {
 	return out
 }
 
+// cloneConfigs deep-copies c, strings included (they may alias a request
+// buffer).
 func cloneConfigs(c map[string]string) map[string]string {
-	if len(c) == 0 {
-		return map[string]string{}
+	out := make(map[string]string, len(c))
+	for k, v := range c {
+		out[strings.Clone(k)] = strings.Clone(v)
 	}
-	return maps.Clone(c)
+	return out
 }
 
 // ValidateTopicName checks Kafka's topic name rules: 1 to 249 characters
