@@ -40,6 +40,14 @@ type Config struct {
 	VersionField  string
 	VersionHeader string
 
+	// CDC maps change-data-capture envelopes to documents (cdc.go): _id
+	// from the primary-key record key, the after image as the document,
+	// op d and tombstones as deletes, external versions from the
+	// weir.cdc.version header by default. CDCMetadataField, when set,
+	// names a document field for the change's op and source position.
+	CDC              bool
+	CDCMetadataField string
+
 	// ValueFormat is "auto" (Confluent-framed Avro when the value starts
 	// with the magic byte 0, else JSON), "json" or "avro".
 	ValueFormat       string
@@ -98,6 +106,8 @@ var Spec = connectors.Spec{
 		{Name: "version_type", Type: connectors.String, Default: "", Enum: []string{"", "external", "external_gte"}, Doc: "external versioning: an older version never overwrites a newer one"},
 		{Name: "version_field", Type: connectors.String, Doc: "document field holding the version (integer)"},
 		{Name: "version_header", Type: connectors.String, Doc: "record header holding the version (decimal text); used for tombstones and documents without version_field"},
+		{Name: "cdc", Type: connectors.Bool, Default: false, Doc: "CDC envelopes (connectors/mysql): _id from the primary key, document = the after image, op d and tombstones delete, version_type external from the weir.cdc.version header unless set"},
+		{Name: "cdc_metadata_field", Type: connectors.String, Doc: "with cdc: document field that gets the change's op, ts_ms and source ts_ms/file/pos/gtid"},
 		{Name: "value_format", Type: connectors.String, Default: "auto", Enum: []string{"auto", "json", "avro"}, Doc: "auto: Confluent-framed Avro when the value starts with byte 0, else JSON"},
 		{Name: "schema_registry_url", Type: connectors.String, Doc: "schema registry for Avro values (weir's or Confluent's)"},
 		{Name: "workers", Type: connectors.Int, Default: 2, Doc: "concurrent bulk requests"},
@@ -136,6 +146,8 @@ func FromConfig(c connectors.Config) (Config, error) {
 	cfg.VersionType = c.String("version_type")
 	cfg.VersionField = c.String("version_field")
 	cfg.VersionHeader = c.String("version_header")
+	cfg.CDC = c.Bool("cdc")
+	cfg.CDCMetadataField = c.String("cdc_metadata_field")
 	if c.Has("value_format") {
 		cfg.ValueFormat = c.String("value_format")
 	}
@@ -210,6 +222,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateCDC(bad)
 	switch c.VersionType {
 	case "":
 		if c.VersionField != "" || c.VersionHeader != "" {

@@ -88,6 +88,9 @@ func badRecord(r *kgo.Record, format string, args ...any) error {
 // letter the record) or connectors.ErrRetriable (the schema registry is
 // unreachable: try again later).
 func (b *builder) build(ctx context.Context, r *kgo.Record) (*op, error) {
+	if b.cfg.CDC {
+		return b.buildCDC(ctx, r)
+	}
 	o := &op{rec: r, action: b.cfg.Action}
 	meta := Meta{Topic: r.Topic, Partition: r.Partition, Key: r.Key, Time: r.Timestamp}
 	var doc map[string]any

@@ -1,0 +1,266 @@
+package elasticsearch
+
+// CDC mode (cdc = true): the sink keeps an index equal to a table captured
+// by a change-data-capture source (connectors/mysql, or any Debezium-style
+// envelope {before, after, op, source, ts_ms}).
+//
+//   - _id is the primary key, decoded from the record key: a Confluent-
+//     framed Avro record (decoded through the schema registry) gives its
+//     field values in schema order as text, joined with "|" for a
+//     composite key ("\" and "|" inside a value are escaped as "\\" and
+//     "\|", so two keys never share an id); a JSON object key gives its
+//     members' values the same way, in their order in the key; any other
+//     key is used as it is. Numbers print as decimal text, booleans as
+//     true/false, bytes as lower-case hex.
+//   - A change with op c, u or r indexes the envelope's after image as the
+//     document (its columns as JSON fields). With cdc_metadata_field set,
+//     the document also gets that field holding {op, ts_ms, source.ts_ms,
+//     source.file, source.pos, source.gtid} of the change.
+//   - op d and tombstones are bulk deletes of _id; deleting a missing
+//     document is done.
+//   - Versions: version_type defaults to "external" and version_header to
+//     "weir.cdc.version", the binlog-position version connectors/mysql
+//     stamps on every record (see its doc.go). The server keeps the
+//     highest version per _id, so a replay of the topic or a retried bulk
+//     never moves a document back, and a replayed older insert does not
+//     resurrect a deleted document. A delete and its tombstone share one
+//     version: the second one's 409 version conflict counts as done, like
+//     every 409 of a versioned write.
+//
+// Limit: Elasticsearch remembers the version of a deleted document only
+// for the index setting index.gc_deletes (default 60s). A replay that
+// reaches an insert older than a delete more than gc_deletes after that
+// delete recreates the document until the replay reaches the delete again
+// (the topic holds it after the insert, so the index converges once the
+// replay is through). Raise index.gc_deletes (e.g. "1h") on CDC indices
+// when replays may lag further behind: the cost is memory for the delete
+// markers of that period.
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/connectors"
+	"weir/schemas"
+)
+
+// CDC defaults filled in by Validate when cdc = true.
+const (
+	CDCVersionHeader = "weir.cdc.version"
+	cdcOpHeader      = "weir.cdc.op"
+)
+
+// validateCDC fills the CDC defaults and checks the settings CDC mode
+// needs; bad reports an error naming the setting.
+func (c *Config) validateCDC(bad func(string, ...any)) {
+	if !c.CDC {
+		if c.CDCMetadataField != "" {
+			bad("cdc_metadata_field is set but cdc is false")
+		}
+		return
+	}
+	if c.IDFrom != "key" {
+		bad("cdc = true takes _id from the record key (primary key): id_from must be \"key\", not %q", c.IDFrom)
+	}
+	if c.DataStream {
+		bad("cdc = true updates and deletes documents: data_stream cannot be set")
+	}
+	if c.Action != "index" {
+		bad("cdc = true indexes the after image: action must be \"index\", not %q", c.Action)
+	}
+	if c.VersionType == "" {
+		c.VersionType = "external"
+	}
+	if c.VersionField == "" && c.VersionHeader == "" {
+		c.VersionHeader = CDCVersionHeader
+	}
+	if c.CDCMetadataField != "" {
+		if _, err := parsePath(c.CDCMetadataField); err != nil {
+			bad("cdc_metadata_field: %v", err)
+		}
+	}
+}
+
+// buildCDC is build for cdc = true.
+func (b *builder) buildCDC(ctx context.Context, r *kgo.Record) (*op, error) {
+	if len(r.Key) == 0 {
+		return nil, badRecord(r, "cdc: record without a key (primary key)")
+	}
+	o := &op{rec: r, action: "index"}
+	id, err := b.cdcID(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	o.id = id
+	meta := Meta{Topic: r.Topic, Partition: r.Partition, Key: r.Key, Time: r.Timestamp}
+
+	var after map[string]any
+	if r.Value == nil || headerValue(r, cdcOpHeader) == "d" {
+		o.action = "delete"
+	} else {
+		env, _, err := b.decode(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if env == nil { // JSON without needDoc: decode it here
+			if err := json.Unmarshal(r.Value, &env); err != nil || env == nil {
+				return nil, badRecord(r, "cdc: value is not a JSON envelope object")
+			}
+		}
+		opName, _ := env["op"].(string)
+		switch opName {
+		case "d":
+			o.action = "delete"
+		case "c", "u", "r":
+			a, ok := env["after"].(map[string]any)
+			if !ok {
+				return nil, badRecord(r, "cdc: op %q without an after image", opName)
+			}
+			after = a
+			if f := b.cfg.CDCMetadataField; f != "" {
+				m := map[string]any{"op": opName, "ts_ms": env["ts_ms"]}
+				if src, ok := env["source"].(map[string]any); ok {
+					for _, k := range []string{"ts_ms", "file", "pos", "gtid"} {
+						if v, ok := src[k]; ok {
+							m["source_"+k] = v
+						}
+					}
+				}
+				after[f] = m
+			}
+			if o.body, err = json.Marshal(after); err != nil {
+				return nil, badRecord(r, "cdc: encoding the after image: %v", err)
+			}
+		default:
+			return nil, badRecord(r, "cdc: envelope op %q is not c, u, r or d", opName)
+		}
+	}
+
+	v, ok, err := b.versionOf(r, after)
+	if err != nil {
+		return nil, badRecord(r, "%v", err)
+	}
+	if !ok {
+		return nil, badRecord(r, "cdc: the record has no version (version_field %q, version_header %q)", b.cfg.VersionField, b.cfg.VersionHeader)
+	}
+	o.version, o.hasVer = v, true
+
+	if b.isStatic {
+		o.index = b.static
+	} else {
+		if after == nil && b.tmpl.NeedsDoc {
+			return nil, badRecord(r, "index template %q reads document fields but a delete has no after image", b.tmpl)
+		}
+		if o.index, err = b.tmpl.Render(after, &meta); err != nil {
+			return nil, badRecord(r, "%v", err)
+		}
+	}
+	o.key = o.index + "\x00" + o.id
+	return o, nil
+}
+
+func headerValue(r *kgo.Record, key string) string {
+	for i := len(r.Headers) - 1; i >= 0; i-- {
+		if r.Headers[i].Key == key {
+			return string(r.Headers[i].Value)
+		}
+	}
+	return ""
+}
+
+// cdcID turns a primary-key record key into _id (see the comment at the
+// top of this file).
+func (b *builder) cdcID(ctx context.Context, r *kgo.Record) (string, error) {
+	k := r.Key
+	switch {
+	case k[0] == 0 && b.serde != nil:
+		id, payload, err := schemas.ParseHeader(k)
+		if err != nil {
+			return "", badRecord(r, "cdc: key is not Confluent-framed Avro: %v", err)
+		}
+		codec, err := b.serde.Codec(ctx, id)
+		if err != nil {
+			if errors.Is(err, schemas.ErrUnknownSchema) {
+				return "", badRecord(r, "cdc: key Avro schema id %d: %v", id, err)
+			}
+			return "", fmt.Errorf("%w: key schema id %d of %s/%d@%d: %v", connectors.ErrRetriable, id, r.Topic, r.Partition, r.Offset, err)
+		}
+		native, err := codec.Decoder.Decode(payload)
+		if err != nil {
+			return "", badRecord(r, "cdc: decoding Avro key with schema id %d: %v", id, err)
+		}
+		root := codec.Schema.Root
+		plain := avroToJSON(root, native)
+		if root.Kind != schemas.Record {
+			return keyPart(r, plain)
+		}
+		m, _ := plain.(map[string]any)
+		parts := make([]string, 0, len(root.Fields))
+		for _, f := range root.Fields {
+			s, err := keyPart(r, m[f.Name])
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, s)
+		}
+		return joinKey(parts), nil
+	case k[0] == 0:
+		return "", badRecord(r, "cdc: key is Confluent-framed Avro (magic byte 0) but no schema_registry_url is configured")
+	case k[0] == '{':
+		d := json.NewDecoder(bytes.NewReader(k))
+		d.UseNumber()
+		if t, err := d.Token(); err != nil || t != json.Delim('{') {
+			return "", badRecord(r, "cdc: key is not a JSON object (%s)", snippet(k))
+		}
+		var parts []string
+		for d.More() {
+			if _, err := d.Token(); err != nil { // member name
+				return "", badRecord(r, "cdc: key is not a JSON object: %v", err)
+			}
+			var v any
+			if err := d.Decode(&v); err != nil {
+				return "", badRecord(r, "cdc: key is not a JSON object: %v", err)
+			}
+			s, err := keyPart(r, v)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, s)
+		}
+		if len(parts) == 0 {
+			return "", badRecord(r, "cdc: key is an empty JSON object")
+		}
+		return joinKey(parts), nil
+	}
+	return string(k), nil
+}
+
+func keyPart(r *kgo.Record, v any) (string, error) {
+	if bs, ok := v.([]byte); ok {
+		return hex.EncodeToString(bs), nil
+	}
+	s, ok := scalarString(v)
+	if !ok {
+		return "", badRecord(r, "cdc: key column value %v (%T) is not a string, number or bytes", v, v)
+	}
+	return s, nil
+}
+
+var keyEscaper = strings.NewReplacer(`\`, `\\`, `|`, `\|`)
+
+func joinKey(parts []string) string {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	for i, p := range parts {
+		parts[i] = keyEscaper.Replace(p)
+	}
+	return strings.Join(parts, "|")
+}
