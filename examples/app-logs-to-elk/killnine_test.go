@@ -136,7 +136,10 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 	writing := true
 	go func() { written <- writeAppLogs(logs) }()
 	child := start(0)
-	for kill, at := range []int{200_000, 550_000} {
+	// The application writes for about a minute; the first kill comes
+	// while it writes, the second after the restarted sink has caught up
+	// with the killed one's group session (45 s) and indexed more.
+	for kill, at := range []int{150_000, 450_000} {
 		waitCount(at, 90*time.Second)
 		select {
 		case err := <-written:
@@ -153,6 +156,7 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 		child = start(kill + 1)
 	}
 	if writing {
+		t.Logf("application still writing after the second restart")
 		if err := <-written; err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +190,7 @@ func appLogLine(f, i int) string {
 }
 
 // writeAppLogs writes perFile lines to each of appFiles files in about
-// 20 s, rotating each file every rotateEvery lines, alternately by rename
+// a minute, rotating each file every rotateEvery lines, alternately by rename
 // (then a new file) and by copytruncate (the copy appears atomically).
 func writeAppLogs(dir string) error {
 	out := make([]*os.File, appFiles)
@@ -240,7 +244,7 @@ func writeAppLogs(dir string) error {
 				return err
 			}
 		}
-		time.Sleep(80 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // pacing: ~16,000 lines/s
 	}
 	for _, f := range out {
 		if err := f.Close(); err != nil {
