@@ -29,6 +29,12 @@
 //     document or resurrect a deleted one. A 409 version conflict means the
 //     server already holds that version or a newer one: done, not an error.
 //     Likewise a 409 for create with an _id means the document exists.
+//   - cdc = true (cdc.go) mirrors tables captured by connectors/mysql:
+//     _id from the primary-key key (Avro or JSON; composite keys joined
+//     with "|"), the envelope's after image as the document, op d and
+//     tombstones as deletes, version_type external from the
+//     weir.cdc.version header. Deleted-document versions last only
+//     index.gc_deletes (60s by default): see cdc.go.
 //
 // # Results, retries, dead letters (indexer.go)
 //
