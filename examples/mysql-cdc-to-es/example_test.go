@@ -45,7 +45,7 @@ func TestPipelineValidates(t *testing.T) {
 		}
 		t.FailNow()
 	}
-	if len(cfg.Sources) != 1 || cfg.Sources[0].Kind != "mysql" || len(cfg.Sinks) != 1 || cfg.Sinks[0].Kind != "elasticsearch" {
+	if len(cfg.Sources) != 1 || cfg.Sources[0].Kind != "mysql" || len(cfg.Sinks) != 2 || cfg.Sinks[0].Kind != "elasticsearch" {
 		t.Fatalf("unexpected pipeline: %d sources, %d sinks", len(cfg.Sources), len(cfg.Sinks))
 	}
 }
@@ -82,12 +82,21 @@ func (e *env) run(group string) *pipelines.Runner {
 	return r
 }
 
-// table returns the rows of customers as id → column → text.
-func (e *env) table() map[string]map[string]string {
-	rows := e.db.Query(e.t, e.dbName, "SELECT id, email, name, qty, balance FROM customers")
+// table returns the rows of a table as _id → column → text; the id is
+// the primary key's columns joined with "|".
+func (e *env) table(table string) map[string]map[string]string {
+	cols, pk := []string{"id", "email", "name", "qty", "balance"}, 1
+	if table == "order_lines" {
+		cols, pk = []string{"order_id", "line", "sku", "qty"}, 2
+	}
+	rows := e.db.Query(e.t, e.dbName, "SELECT "+strings.Join(cols, ", ")+" FROM "+table)
 	out := map[string]map[string]string{}
 	for _, r := range rows {
-		out[r[0]] = map[string]string{"id": r[0], "email": r[1], "name": r[2], "qty": r[3], "balance": r[4]}
+		m := map[string]string{}
+		for i, c := range cols {
+			m[c] = r[i]
+		}
+		out[strings.Join(r[:pk], "|")] = m
 	}
 	return out
 }
@@ -99,8 +108,8 @@ type hit struct {
 }
 
 // search returns every document of the index (refreshed first).
-func (e *env) search() (map[string]hit, error) {
-	url := e.esURL + "/" + e.index + "-customers"
+func (e *env) search(index string) (map[string]hit, error) {
+	url := e.esURL + "/" + e.index + "-" + index
 	if resp, err := http.Post(url+"/_refresh", "application/json", nil); err == nil {
 		resp.Body.Close()
 	}
@@ -129,8 +138,15 @@ func (e *env) search() (map[string]hit, error) {
 // equal reports how the index differs from the table (nil: same ids, same
 // column values).
 func (e *env) equal() error {
-	want := e.table()
-	got, err := e.search()
+	if err := e.equalTable("customers", "customers"); err != nil {
+		return err
+	}
+	return e.equalTable("order_lines", "order-lines")
+}
+
+func (e *env) equalTable(table, index string) error {
+	want := e.table(table)
+	got, err := e.search(index)
 	if err != nil {
 		return err
 	}
@@ -157,7 +173,7 @@ func (e *env) equal() error {
 		if len(diffs) > 10 {
 			diffs = append(diffs[:10], fmt.Sprintf("... %d differences", len(diffs)))
 		}
-		return fmt.Errorf("index (%d docs) != table (%d rows):\n%s", len(got), len(want), strings.Join(diffs, "\n"))
+		return fmt.Errorf("index %s (%d docs) != table %s (%d rows):\n%s", index, len(got), table, len(want), strings.Join(diffs, "\n"))
 	}
 	return nil
 }
@@ -184,6 +200,7 @@ func TestEndToEnd(t *testing.T) {
 	// README advises for CDC indices.
 	es.MustDo(t, "PUT", "/"+e.index+"-customers", []byte(`{"settings":{"index.gc_deletes":"1h","number_of_replicas":0},
 		"mappings":{"properties":{"balance":{"type":"keyword"}}}}`))
+	es.MustDo(t, "PUT", "/"+e.index+"-order-lines", []byte(`{"settings":{"index.gc_deletes":"1h","number_of_replicas":0}}`))
 
 	e.db.Exec(t, e.dbName, `CREATE TABLE customers (id INT PRIMARY KEY, email VARCHAR(100) NOT NULL,
 		name VARCHAR(100), qty INT NOT NULL, balance DECIMAL(10,2) NOT NULL)`)
@@ -192,6 +209,15 @@ func TestEndToEnd(t *testing.T) {
 		ins = append(ins, fmt.Sprintf("(%d,'c%d@example.com','name %d',%d,%d.%02d)", i, i, i, i%7, i*3, i%100))
 	}
 	e.db.Exec(t, e.dbName, "INSERT INTO customers VALUES "+strings.Join(ins, ","))
+	e.db.Exec(t, e.dbName, `CREATE TABLE order_lines (order_id INT, line INT, sku VARCHAR(20) NOT NULL, qty INT NOT NULL,
+		PRIMARY KEY (order_id, line))`)
+	ins = ins[:0]
+	for o := 1; o <= 40; o++ {
+		for l := 1; l <= 3; l++ {
+			ins = append(ins, fmt.Sprintf("(%d,%d,'sku-%d|%d',%d)", o, l, o, l, o*l))
+		}
+	}
+	e.db.Exec(t, e.dbName, "INSERT INTO order_lines VALUES "+strings.Join(ins, ","))
 
 	r := e.run("weir-sink-search")
 	testbroker.CheckFor(t, 90*time.Second, func() error {
@@ -216,6 +242,10 @@ func TestEndToEnd(t *testing.T) {
 		"COMMIT",
 		"DELETE FROM customers WHERE id = 1001",
 		"INSERT INTO customers VALUES (1001,'again@example.com','re-created',4,4.00)",
+		"INSERT INTO order_lines VALUES (41,1,'new',1),(41,2,'new',2)",
+		"UPDATE order_lines SET qty = qty * 2 WHERE order_id % 3 = 0",
+		"UPDATE order_lines SET line = line + 10 WHERE order_id = 2", // composite key change
+		"DELETE FROM order_lines WHERE order_id % 5 = 0 OR (order_id = 41 AND line = 2)",
 	)
 	testbroker.CheckFor(t, 60*time.Second, func() error {
 		if err := e.equal(); err != nil {
@@ -224,13 +254,20 @@ func TestEndToEnd(t *testing.T) {
 		return nil
 	})
 	for _, id := range []string{"5", "25", "1002", "2000"} {
-		if got, _ := e.search(); got[id].ID != "" {
+		if got, _ := e.search("customers"); got[id].ID != "" {
 			t.Errorf("document %s exists after its row was deleted or re-keyed", id)
 		}
 	}
-	before, err := e.search()
+	before, err := e.search("customers")
 	if err != nil {
 		t.Fatal(err)
+	}
+	beforeLines, err := e.search("order-lines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := beforeLines["2|11"]; !ok || len(beforeLines) == 0 {
+		t.Errorf("order line 2|11 (re-keyed from 2|1) is missing")
 	}
 	r.Stop()
 
@@ -240,21 +277,13 @@ func TestEndToEnd(t *testing.T) {
 	r2 := e.run("replay")
 	defer r2.Stop()
 	adm := kadm.NewClient(b.Client())
-	topic := "shop." + e.dbName + ".customers"
 	testbroker.CheckFor(t, 60*time.Second, func() error {
-		ends, err := adm.ListEndOffsets(context.Background(), topic)
-		if err != nil {
-			return err
-		}
-		committed, err := adm.FetchOffsets(context.Background(), "replay")
-		if err != nil {
-			return err
-		}
 		var lag int64
-		ends.Each(func(o kadm.ListedOffset) {
-			c, _ := committed.Lookup(o.Topic, o.Partition)
-			lag += o.Offset - max(c.At, 0)
-		})
+		for group, table := range map[string]string{"replay": "customers", "replay-order-lines": "order_lines"} {
+			if err := addLag(adm, group, "shop."+e.dbName+"."+table, &lag); err != nil {
+				return err
+			}
+		}
 		if lag != 0 {
 			return fmt.Errorf("replay group lags %d records", lag)
 		}
@@ -263,13 +292,32 @@ func TestEndToEnd(t *testing.T) {
 	if err := e.equal(); err != nil {
 		t.Fatalf("after the replay: %v", err)
 	}
-	after, err := e.search()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id, h := range before {
-		if after[id].Version != h.Version {
-			t.Errorf("document %s: version %d before the replay, %d after", id, h.Version, after[id].Version)
+	for index, before := range map[string]map[string]hit{"customers": before, "order-lines": beforeLines} {
+		after, err := e.search(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id, h := range before {
+			if after[id].Version != h.Version {
+				t.Errorf("%s document %s: version %d before the replay, %d after", index, id, h.Version, after[id].Version)
+			}
 		}
 	}
+}
+
+// addLag adds group's lag on topic to *lag.
+func addLag(adm *kadm.Client, group, topic string, lag *int64) error {
+	ends, err := adm.ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		return err
+	}
+	committed, err := adm.FetchOffsets(context.Background(), group)
+	if err != nil {
+		return err
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		c, _ := committed.Lookup(o.Topic, o.Partition)
+		*lag += o.Offset - max(c.At, 0)
+	})
+	return nil
 }

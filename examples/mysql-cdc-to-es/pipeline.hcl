@@ -72,6 +72,15 @@ topic "customers" {
   }
 }
 
+# Row changes of inventory.order_lines (composite primary key).
+topic "order_lines" {
+  name       = "shop.${var.database}.order_lines"
+  partitions = 3
+  config = {
+    "cleanup.policy" = "compact"
+  }
+}
+
 # DDL statements (JSON), and the source's default topic.
 topic "schema_changes" {
   name = "shop.schema-changes"
@@ -85,7 +94,7 @@ source "mysql" "shop" {
   password            = var.mysql_password
   server_name         = "shop"
   include_databases   = [var.database]
-  include_tables      = ["${var.database}.customers"]
+  include_tables      = ["${var.database}.customers", "${var.database}.order_lines"]
   topic_template      = "{server}.{db}.{table}"
   schema_change_topic = topic.schema_changes
 }
@@ -97,6 +106,16 @@ sink "elasticsearch" "search" {
   index = "${var.index_prefix}-customers"
   # _id = primary key, document = after image, op d / tombstones = deletes,
   # version_type = "external" with version_header = "weir.cdc.version".
+  cdc            = true
+  flush_interval = "200ms"
+}
+
+# Composite primary key (order_id, line): _id = "<order_id>|<line>".
+sink "elasticsearch" "search_order_lines" {
+  from           = [topic.order_lines]
+  group          = "${var.sink_group}-order-lines"
+  urls           = [var.elasticsearch_url]
+  index          = "${var.index_prefix}-order-lines"
   cdc            = true
   flush_interval = "200ms"
 }
