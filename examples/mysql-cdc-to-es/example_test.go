@@ -51,7 +51,7 @@ func TestPipelineValidates(t *testing.T) {
 }
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	db     *mysqltest.Server
 	dbName string
 	esURL  string
