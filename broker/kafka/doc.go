@@ -6,8 +6,13 @@
 // File map:
 //
 //	server.go         Config (Kafka broker defaults), Server, Start/Shutdown
-//	conn.go           one connection: read loop, ordered response writer
+//	conn.go           one connection: read loop, ordered response writer,
+//	                  deferred responses (acks=all produce waits)
 //	dispatch.go       API registry, request header parsing, Handler contract
+//	partitions.go     the partition table: topics of the metadata, the logs
+//	                  and replicas of the partitions hosted here
+//	replication.go    wiring of broker/replica: producer state and groups
+//	                  follow partition leadership
 //	metrics.go        every Prometheus metric the server exports
 //	NN_<api>.go       one file per API key, registering its version range
 //	                  in init(); ApiVersions (18) advertises exactly those

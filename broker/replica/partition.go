@@ -112,6 +112,17 @@ func (p *Partition) ISR() []int32 {
 	return slices.Clone(p.ls.ISR())
 }
 
+// ISRSize returns the size of the ISR as the leader knows it, 0 when not
+// leading.
+func (p *Partition) ISRSize() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ls == nil {
+		return 0
+	}
+	return len(p.ls.ISR())
+}
+
 // checkEpochLocked compares a request's current leader epoch (-1: none
 // given) with ours.
 func (p *Partition) checkEpochLocked(reqEpoch int32) error {
