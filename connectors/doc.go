@@ -5,6 +5,9 @@
 // positions stored in a compacted offsets topic, sink progress as
 // consumer-group offsets committed after Sink.Flush, retries with
 // exponential backoff and jitter, per-connector dead-letter topics, and the
-// per-connector metrics (metrics.go). Each technology (file tail, MySQL
+// per-connector metrics (metrics.go). Optional capabilities are separate
+// interfaces: Committer, PartitionAware, and RawSource (raw.go: a source
+// hands in-process transforms its event's fields instead of an encoded
+// value). Each technology (file tail, MySQL
 // binlog, Elasticsearch) has a folder of its own.
 package connectors

@@ -1,6 +1,8 @@
 // Package file is the file tail source: it follows the files matched by
 // include globs (minus excludes), one record per line or multiline event,
-// as Avro log events (EventSchema, registered as "<topic>-value") or JSON.
+// as Avro log events (EventSchema, registered as "<topic>-value") or JSON,
+// or in raw mode (connectors.RawSource, used by pipeline transforms) the
+// line as the value and the event's fields beside it, unencoded.
 //
 // Identity: a file is known by a hash of its first fingerprint_bytes bytes,
 // or by device+inode while it is shorter (small files are read too); see
