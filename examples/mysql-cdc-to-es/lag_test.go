@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,15 +28,20 @@ import (
 // returns to the client; a row is visible when a search (every 25 ms, a
 // size-0 histogram of ids in buckets of one transaction) counts every row
 // of its transaction — an upper bound for the rows that showed earlier. It runs the example's pipeline (snapshot
-// of an empty table, then the binlog) once, whatever b.N is:
+// of an empty table, then the binlog; measured after a warm-up row is
+// searchable) once, whatever b.N is
+// (WEIR_LAG_RATE=1000 runs it at another rate):
 //
 //	go test -run '^$' -bench CommitToSearchLag -benchtime 1x ./examples/mysql-cdc-to-es/
 func BenchmarkCommitToSearchLag(b *testing.B) {
 	const (
-		rate     = 5000
 		batch    = 50
 		duration = 10 * time.Second
 	)
+	rate := 5000 // WEIR_LAG_RATE overrides (a multiple of 100)
+	if v, err := strconv.Atoi(os.Getenv("WEIR_LAG_RATE")); err == nil && v >= 100 {
+		rate = v / 100 * 100
+	}
 	db := mysqltest.Shared(b)
 	es := searchtest.Shared(b, searchtest.Elasticsearch7)
 	br := testbroker.Start(b)
@@ -56,6 +62,16 @@ func BenchmarkCommitToSearchLag(b *testing.B) {
 	r := e.run("weir-sink-lag")
 	defer r.Stop()
 
+	// Warm up: the sink's group has joined and a first row went through.
+	db.Exec(b, e.dbName, "INSERT INTO customers VALUES (0,'warm@example.com','warm up',0,0)")
+	testbroker.CheckFor(b, 60*time.Second, func() error {
+		full, err := e.fullBatches(0, 1, 0)
+		if err != nil || len(full) == 0 || full[0] != 0 {
+			return fmt.Errorf("warm-up row not searchable yet (%v, %v)", full, err)
+		}
+		return nil
+	})
+
 	total := int(duration.Seconds()) * rate
 	committed := make([]time.Time, total+1)
 	seen := make([]time.Time, total+1)
@@ -64,7 +80,7 @@ func BenchmarkCommitToSearchLag(b *testing.B) {
 	b.ResetTimer()
 	go func() {
 		c := db.Conn(b, e.dbName)
-		tick := time.NewTicker(time.Second * batch / rate)
+		tick := time.NewTicker(time.Second * batch / time.Duration(rate))
 		defer tick.Stop()
 		var sb strings.Builder
 		for id := 1; id <= total; id += batch {
@@ -95,7 +111,7 @@ func BenchmarkCommitToSearchLag(b *testing.B) {
 	deadline := time.Now().Add(duration + 60*time.Second)
 	for count < total && time.Now().Before(deadline) {
 		time.Sleep(25 * time.Millisecond)
-		full, err := e.fullBatches(low, batch)
+		full, err := e.fullBatches(low, batch, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,12 +150,12 @@ func BenchmarkCommitToSearchLag(b *testing.B) {
 }
 
 // fullBatches returns the first ids of the committed batches (ids
-// first..first+batch-1, first = 1 + k*batch) at or above from whose every
+// first..first+batch-1, first = offset + k*batch) at or above from whose every
 // row a search sees now (no refresh): one size-0 search with a histogram
 // of ids.
-func (e *env) fullBatches(from, batch int) ([]int, error) {
+func (e *env) fullBatches(from, batch, offset int) ([]int, error) {
 	q := fmt.Sprintf(`{"size":0,"track_total_hits":false,"query":{"range":{"id":{"gte":%d}}},
-		"aggs":{"b":{"histogram":{"field":"id","interval":%d,"offset":1,"min_doc_count":%d}}}}`, from, batch, batch)
+		"aggs":{"b":{"histogram":{"field":"id","interval":%d,"offset":%d,"min_doc_count":%d}}}}`, from, batch, offset, batch)
 	resp, err := http.Post(e.esURL+"/"+e.index+"-customers/_search", "application/json", strings.NewReader(q))
 	if err != nil {
 		return nil, err
