@@ -25,7 +25,10 @@ package elasticsearch
 //     never moves a document back, and a replayed older insert does not
 //     resurrect a deleted document. A delete and its tombstone share one
 //     version: the second one's 409 version conflict counts as done, like
-//     every 409 of a versioned write.
+//     every 409 of a versioned write. A tombstone that directly follows
+//     its delete is skipped (the delete was just sent), so a delete costs
+//     one bulk item, not a forced round trip for a second action on the
+//     same document.
 //
 // Limit: Elasticsearch remembers the version of a deleted document only
 // for the index setting index.gc_deletes (default 60s). A replay that
@@ -50,6 +53,10 @@ import (
 	"weir/connectors"
 	"weir/schemas"
 )
+
+// errRedundantTombstone is buildCDC's answer for a tombstone that follows
+// its delete (same _id and version): the indexer skips it.
+var errRedundantTombstone = errors.New("cdc: tombstone of the delete just sent")
 
 // CDC defaults filled in by Validate when cdc = true.
 const (
@@ -163,6 +170,17 @@ func (b *builder) buildCDC(ctx context.Context, r *kgo.Record) (*op, error) {
 		}
 	}
 	o.key = o.index + "\x00" + o.id
+	if o.action == "delete" && r.Value == nil && o.key == b.lastDelete && o.version == b.lastDeleteVer {
+		// The tombstone right after its delete (same document, same
+		// version): already sent. Skipping it spares the round trip a
+		// second action on one document costs (see Indexer.submit).
+		b.lastDelete = ""
+		return nil, errRedundantTombstone
+	}
+	b.lastDelete = ""
+	if o.action == "delete" && r.Value != nil {
+		b.lastDelete, b.lastDeleteVer = o.key, o.version
+	}
 	return o, nil
 }
 

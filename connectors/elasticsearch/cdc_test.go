@@ -143,3 +143,35 @@ func TestCDCVersionsAgainstServer(t *testing.T) {
 		t.Errorf("dead-letter reasons: %v", dead.errs)
 	}
 }
+
+// A tombstone right after its delete (same _id, same version) is skipped;
+// any other tombstone is a delete.
+func TestCDCRedundantTombstone(t *testing.T) {
+	cfg := Defaults()
+	cfg.URLs, cfg.Index, cfg.CDC = []string{"http://127.0.0.1:9200"}, "customers", true
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := newBuilder(&cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(r *kgo.Record) (*op, error) { return b.build(context.Background(), r) }
+	if o, err := build(cdcRec(`{"id":1}`, "d", `{"id":1}`, "300")); err != nil || o.action != "delete" || o.id != "1" || o.version != 300 {
+		t.Fatalf("delete: %+v, %v", o, err)
+	}
+	if _, err := build(cdcTombstone(`{"id":1}`, "300")); err != errRedundantTombstone {
+		t.Fatalf("tombstone after its delete: %v, want errRedundantTombstone", err)
+	}
+	for _, tc := range []struct{ before, tomb *kgo.Record }{
+		{cdcRec(`{"id":1}`, "d", `{"id":1}`, "300"), cdcTombstone(`{"id":1}`, "301")}, // another version
+		{cdcRec(`{"id":1}`, "d", `{"id":1}`, "300"), cdcTombstone(`{"id":2}`, "300")}, // another key
+		{cdcRec(`{"id":1}`, "c", `{"id":1}`, "300"), cdcTombstone(`{"id":1}`, "300")}, // not after a delete
+		{cdcTombstone(`{"id":1}`, "300"), cdcTombstone(`{"id":1}`, "300")},            // after a tombstone
+	} {
+		build(tc.before)
+		if o, err := build(tc.tomb); err != nil || o.action != "delete" {
+			t.Errorf("tombstone %s after %s: %+v, %v", tc.tomb.Key, tc.before.Value, o, err)
+		}
+	}
+}

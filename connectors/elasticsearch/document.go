@@ -56,6 +56,9 @@ type builder struct {
 	needDoc   bool
 	serde     *schemas.Serde // nil without a registry
 	versionTy string
+
+	lastDelete    string // cdc: index+id of the last op built, when a delete from a value
+	lastDeleteVer int64  // and its version
 }
 
 func newBuilder(cfg *Config, serde *schemas.Serde) (*builder, error) {

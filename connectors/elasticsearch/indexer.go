@@ -158,6 +158,9 @@ func (ix *Indexer) Add(ctx context.Context, rs []*kgo.Record) error {
 		r := rs[i]
 		o, err := ix.b.build(ctx, r)
 		if err != nil {
+			if errors.Is(err, errRedundantTombstone) {
+				continue
+			}
 			if errors.Is(err, connectors.ErrBadRecord) {
 				ix.dead(r, err)
 				continue
