@@ -19,7 +19,7 @@ type pipelineFlags struct {
 }
 
 func (p *pipelineFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&p.vars, "var", nil, "set an input variable NAME=VALUE (repeatable; wins over -var-file and WEIR_VAR_NAME)")
+	cmd.Flags().StringArrayVar(&p.vars, "var", nil, "set an input variable NAME=VALUE (repeatable; wins over --var-file and WEIR_VAR_NAME; -var works too)")
 	cmd.Flags().StringArrayVar(&p.varFiles, "var-file", nil, "read input variables from an HCL file of NAME = value lines (repeatable)")
 }
 
