@@ -92,7 +92,11 @@ func (s *Server) groupCoordinator(coord *group.Coordinator, key string) (metadat
 		case nil:
 			return s.advertised, nil
 		case kerr.NotCoordinator:
-			// Leading per the metadata, not loaded yet.
+			// Leading per the metadata, not loaded (yet): make sure a
+			// load runs (it is idempotent).
+			if _, part := s.parts.lookup(group.OffsetsTopic, p); part != nil && part.rep != nil {
+				go s.followGroupLeadership(part.rep)
+			}
 			return metadata.Broker{}, kerr.CoordinatorLoadInProgress
 		default:
 			return metadata.Broker{}, e

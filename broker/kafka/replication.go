@@ -85,6 +85,10 @@ func (s *Server) onTruncate(rp *replica.Partition) {
 // match this broker's current role for it (decided when it runs, under
 // groupMu, so the order of the goroutines does not matter).
 func (s *Server) followGroupLeadership(rp *replica.Partition) {
+	// The hooks run inside the partition table's sync: wait until it has
+	// published the table holding this partition (Replay looks it up).
+	s.parts.mu.Lock()
+	s.parts.mu.Unlock()
 	gs := s.groupSupport()
 	gs.mu.Lock()
 	coord := gs.coord

@@ -254,6 +254,9 @@ func (p *Partition) FollowerFetch(replica int32, fetchOffset int64, reqEpoch int
 	if p.role != RoleLeader {
 		return 0, fmt.Errorf("%s: %w", p.Name(), ErrNotLeader)
 	}
+	// The follower may have fetched records whose append has not told
+	// the leader state yet: take the log end as it is now.
+	p.applyLocked(p.ls.Appended(p.log.EndOffset()))
 	u := p.ls.FollowerFetch(replica, fetchOffset, now)
 	p.applyLocked(u)
 	return p.log.HighWatermark(), nil
