@@ -109,6 +109,14 @@ func TestKIP101RestartedFollowerKeepsCommittedTail(t *testing.T) {
 	if hw := storedHW(t, c.Broker(b), "kip101a", 0); hw >= 2 {
 		t.Skipf("the follower learned the HW (%d) before it stopped; the case needs it behind", hw)
 	}
+	// Let the controller fence it (it leaves the ISR) before it returns,
+	// so the ISR seen below is the one it rejoined.
+	c.WaitFor(20*time.Second, func() error {
+		if c.Broker(a).Image().Live(b) {
+			return fmt.Errorf("broker %d not fenced yet", b)
+		}
+		return nil
+	})
 	c.Restart(b)
 	c.WaitFor(20*time.Second, func() error {
 		if isr := c.Broker(a).ISR("kip101a", 0); len(isr) != 2 {
