@@ -175,6 +175,13 @@ func (c *Coordinator) Load(p int32) error {
 	return nil
 }
 
+// Serving reports whether partition p is loaded or being loaded.
+func (c *Coordinator) Serving(p int32) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m != nil && (c.m.loaded[p] || c.m.loading[p])
+}
+
 // Unload stops serving partition p (leadership moved away).
 func (c *Coordinator) Unload(p int32) {
 	c.mu.Lock()

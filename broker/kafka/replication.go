@@ -98,14 +98,27 @@ func (s *Server) followGroupLeadership(rp *replica.Partition) {
 	}
 	s.groupMu.Lock()
 	defer s.groupMu.Unlock()
-	role, _, _ := rp.State()
+	if s.groupEpochs == nil {
+		s.groupEpochs = map[int32]int32{}
+	}
+	p := rp.Index
+	role, _, epoch := rp.State()
 	if role != replica.RoleLeader {
-		coord.Unload(rp.Index)
+		coord.Unload(p)
+		delete(s.groupEpochs, p)
 		return
 	}
-	if err := coord.Load(rp.Index); err != nil {
-		s.log.Warn("loading groups of a led offsets partition failed", zap.Int32("partition", rp.Index), zap.Error(err))
+	// Loaded in this leader epoch already (by this or the coordinator's
+	// start): a reload would drop the live groups' members.
+	if loadedAt, ok := s.groupEpochs[p]; coord.Serving(p) && (!ok || loadedAt == epoch) {
+		s.groupEpochs[p] = epoch
+		return
 	}
+	if err := coord.Load(p); err != nil {
+		s.log.Warn("loading groups of a led offsets partition failed", zap.Int32("partition", p), zap.Error(err))
+		return
+	}
+	s.groupEpochs[p] = epoch
 }
 
 // Leads reports whether this broker leads the partition now (it has

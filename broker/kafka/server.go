@@ -116,11 +116,12 @@ type Server struct {
 	metrics *metrics
 	// replicas runs replication for the hosted partitions; hostedBy maps
 	// each *replica.Partition to its *partition.
-	replicas *replica.Manager
-	hostedBy sync.Map
-	groupMu  sync.Mutex // serializes group loads and unloads on leadership changes
-	now      func() time.Time
-	fs       vfs.FS
+	replicas    *replica.Manager
+	hostedBy    sync.Map
+	groupMu     sync.Mutex      // serializes group loads and unloads on leadership changes
+	groupEpochs map[int32]int32 // offsets partition -> leader epoch it was loaded in (groupMu)
+	now         func() time.Time
+	fs          vfs.FS
 
 	ctx    context.Context // cancelled at shutdown: long polls return
 	cancel context.CancelFunc
