@@ -324,6 +324,22 @@ func TestMetadataConvergesAfterBrokerLossAndReturn(t *testing.T) {
 			if resp.ControllerID < 1 || (!allowGone && resp.ControllerID == gone) {
 				return fmt.Errorf("Metadata from broker %d: controller %d", b.ID, resp.ControllerID)
 			}
+			// DescribeCluster agrees with Metadata: the live brokers and
+			// the real controller, not the broker answering.
+			cl = c.Client(kgo.SeedBrokers(b.Addr()))
+			ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+			dresp, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, cl.Broker(int(b.ID)))
+			cancel()
+			cl.Close()
+			if err != nil {
+				return err
+			}
+			if len(dresp.Brokers) != wantLive {
+				return fmt.Errorf("DescribeCluster from broker %d lists %d brokers", b.ID, len(dresp.Brokers))
+			}
+			if dresp.ControllerID != resp.ControllerID {
+				return fmt.Errorf("DescribeCluster from broker %d: controller %d, Metadata says %d", b.ID, dresp.ControllerID, resp.ControllerID)
+			}
 		}
 		return nil
 	}
@@ -337,3 +353,49 @@ var errNotYet = errors.New("not yet")
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// TestDeleteRecordsOnlyOnLeader: DeleteRecords moves the log start on the
+// partition's leader; a follower answers NOT_LEADER_FOR_PARTITION.
+func TestDeleteRecordsOnlyOnLeader(t *testing.T) {
+	c := NewCluster(t, Brokers(3))
+	c.CreateTopic("dr", 1, 3, nil)
+	leader, err := c.LeaderOf("dr", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := c.Client()
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := 0; i < 10; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "dr", Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := func(id int32) int16 {
+		req := kmsg.NewPtrDeleteRecordsRequest()
+		rt := kmsg.NewDeleteRecordsRequestTopic()
+		rt.Topic = "dr"
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Partition, rp.Offset = 0, 5
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		req.TimeoutMillis = 5000
+		resp, err := req.RequestWith(ctx, cl.Broker(int(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	for _, b := range c.Brokers() {
+		if b.ID == leader {
+			continue
+		}
+		if code := del(b.ID); code != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("DeleteRecords on follower %d: error %d, want NOT_LEADER_FOR_PARTITION", b.ID, code)
+		}
+	}
+	if code := del(leader); code != 0 {
+		t.Fatalf("DeleteRecords on leader %d: error %d", leader, code)
+	}
+}

@@ -57,8 +57,10 @@ func (s *Server) deleteRecords(r *Request, topic string, partition int32, offset
 	switch {
 	case ts == nil || p == nil:
 		return 0, kerr.UnknownTopicOrPartition
-	case p.log == nil:
-		return 0, kerr.KafkaStorageError
+	case p.leaderErr(-1) != nil:
+		// Only the leader moves the log start; followers learn it from
+		// their fetches.
+		return 0, p.leaderErr(-1)
 	case !ts.cfg.Delete:
 		return 0, kerr.PolicyViolation
 	case offset < -1:

@@ -2,8 +2,9 @@ package kafka
 
 // DescribeCluster (key 60), version 0.
 //
-// The cluster id, the controller (this node while weir is single-node) and
-// the registered brokers with their advertised addresses, as in Metadata.
+// The cluster id, the controller (the Raft leader; this node when
+// single-node) and the live brokers with their advertised addresses, as in
+// Metadata.
 // Authorized operations: weir has no authorizer, so when asked for it
 // reports every operation Kafka defines on the cluster resource, as Kafka
 // does without an authorizer; when not asked, Kafka's "omitted" value.
@@ -28,8 +29,9 @@ func handleDescribeCluster(s *Server, r *Request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	img := s.meta.Image()
 	resp.ClusterID = img.ClusterID()
-	resp.ControllerID = s.cfg.NodeID
-	for _, b := range img.Brokers() {
+	resp.ControllerID = s.controllerID()
+	// Live brokers only, as Metadata lists them (fenced ones are out).
+	for _, b := range img.LiveBrokers() {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = b.NodeID, b.Host, b.Port, b.Rack
 		resp.Brokers = append(resp.Brokers, rb)
