@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/internal/testbroker"
+	"weir/broker/brokertest/testbroker"
 )
 
 // timedSink notes when its first Write came.

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/internal/testbroker"
+	"weir/broker/brokertest/testbroker"
 )
 
 // memSink keeps flushed values; pending ones are lost unless flushed.

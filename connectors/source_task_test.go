@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"weir/internal/testbroker"
+	"weir/broker/brokertest/testbroker"
 )
 
 // counterSource emits records "sp-i" for source partitions sp0..spN-1,

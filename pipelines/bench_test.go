@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"weir/internal/testbroker"
+	"weir/broker/brokertest/testbroker"
 	"weir/pipelines"
 )
 

@@ -14,11 +14,11 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"weir/broker/brokertest/testbroker"
 	_ "weir/connectors/file"
 	_ "weir/connectors/filesink"
 	_ "weir/connectors/kafkasink"
 	_ "weir/connectors/stdout"
-	"weir/internal/testbroker"
 	"weir/pipelines"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/ingest/partition"
-	"weir/internal/testbroker"
 )
 
 // instance is one App running in a goroutine with its own clients and

@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/ingest/partition"
-	"weir/internal/testbroker"
 	"weir/streams/internal/store"
 )
 

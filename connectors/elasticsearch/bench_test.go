@@ -14,9 +14,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/connectors/elasticsearch/searchtest"
-	"weir/internal/testbroker"
 )
 
 // firstWrite records when the runtime first hands records to the sink,

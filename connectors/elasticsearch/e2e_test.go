@@ -14,9 +14,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/connectors/elasticsearch/searchtest"
-	"weir/internal/testbroker"
 	"weir/schemas"
 	"weir/schemas/registry"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"weir/internal/testbroker"
+	"weir/broker/brokertest/testbroker"
 	"weir/schemas"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"weir/internal/testbroker"
+	"weir/broker/brokertest/testbroker"
 )
 
 // BenchmarkTailToTopic: a file of 200-byte lines tailed into a topic as

@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
-	"weir/internal/testbroker"
 )
 
 // The child process of TestKillDashNine runs the file source against the

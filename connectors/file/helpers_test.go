@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
-	"weir/internal/testbroker"
 	"weir/schemas"
 	"weir/schemas/registry"
 )

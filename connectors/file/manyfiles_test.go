@@ -15,7 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"weir/internal/testbroker"
+	"weir/broker/brokertest/testbroker"
 )
 
 // rssLimit is issue 7's bound on resident memory while tailing 1,000

@@ -18,8 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
-	"weir/internal/testbroker"
 )
 
 // nobody is the unprivileged uid/gid the child source runs as, so that

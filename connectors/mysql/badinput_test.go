@@ -11,9 +11,9 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/connectors/mysql/mysqltest"
-	"weir/internal/testbroker"
 )
 
 // waitStopped waits for a task to fail and returns its error.

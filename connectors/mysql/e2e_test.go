@@ -20,9 +20,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/connectors/mysql/mysqltest"
-	"weir/internal/testbroker"
 )
 
 const childEnv = "WEIR_MYSQL_TEST_CHILD"

@@ -16,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/connectors/mysql/mysqltest"
-	"weir/internal/testbroker"
 	"weir/schemas"
 	"weir/schemas/registry"
 )

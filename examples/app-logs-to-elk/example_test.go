@@ -15,10 +15,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"weir/broker/brokertest/testbroker"
 	_ "weir/connectors/elasticsearch"
 	"weir/connectors/elasticsearch/searchtest"
 	_ "weir/connectors/file"
-	"weir/internal/testbroker"
 	"weir/pipelines"
 )
 

@@ -22,11 +22,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"go.uber.org/zap"
 
+	"weir/broker/brokertest/testbroker"
 	_ "weir/connectors/elasticsearch"
 	"weir/connectors/elasticsearch/searchtest"
 	_ "weir/connectors/mysql"
 	"weir/connectors/mysql/mysqltest"
-	"weir/internal/testbroker"
 	"weir/pipelines"
 )
 

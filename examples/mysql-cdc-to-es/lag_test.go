@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
-	"weir/internal/testbroker"
 )
 
 // BenchmarkCommitToSearchLag measures issue 9's end-to-end lag: rows

@@ -12,8 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/ingest/client"
-	"weir/internal/testbroker"
 )
 
 const (

@@ -19,8 +19,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
-	"weir/internal/testbroker"
 )
 
 // gate sits between the producer and the broker: pause holds every

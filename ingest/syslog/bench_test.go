@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/ingest/client"
-	"weir/internal/testbroker"
 )
 
 const (

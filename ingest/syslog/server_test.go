@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
-	"weir/internal/testbroker"
 	"weir/schemas"
 	"weir/schemas/registry"
 )
