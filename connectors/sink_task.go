@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
+
+	"weir/ingest/balancer"
 )
 
 // SinkOptions tune one sink task. Zero values take the defaults.
@@ -31,6 +33,9 @@ type SinkOptions struct {
 	// StartAtEnd starts a group without committed offsets at the
 	// partition ends instead of the starts.
 	StartAtEnd bool
+	// Balancer is the group's partition-assignment strategy: "range",
+	// "roundrobin" or "cooperative-sticky" (default; see ingest/balancer).
+	Balancer string
 	// StopTimeout bounds the final flush and commit (default 30s).
 	StopTimeout time.Duration
 	// Backoff paces retries of retriable Write/Flush errors.
@@ -118,6 +123,14 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 	if opts.Backoff == nil {
 		opts.Backoff = &DefaultBackoff
 	}
+	var balancers []string
+	if opts.Balancer != "" {
+		balancers = []string{opts.Balancer}
+	}
+	bal, err := balancer.Opt(balancers...)
+	if err != nil {
+		return fmt.Errorf("%w: sink connector %q: balancer: %v", ErrConfig, name, err)
+	}
 	t := &sinkTask{rt: rt, name: name, opts: opts, sink: sink, log: rt.logger(name), m: rt.metrics(name),
 		lag: map[string]map[int32]int64{}}
 	reset := kgo.NewOffset().AtStart()
@@ -126,6 +139,7 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 	}
 	cl, err := kgo.NewClient(append(rt.baseOpts(),
 		kgo.ConsumerGroup(opts.Group),
+		bal,
 		kgo.ConsumeTopics(opts.Topics...),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),

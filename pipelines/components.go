@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"weir/connectors"
+	"weir/ingest/balancer"
 )
 
 // Meta-arguments: settings of source, stream and sink blocks that belong
@@ -25,6 +26,7 @@ const (
 	metaTo         = "to"
 	metaTransforms = "transforms"
 	metaGroup      = "group"
+	metaBalancer   = "balancer"
 	// registrySetting is filled with the run's schema registry URL when a
 	// kind declares it and the block leaves it unset.
 	registrySetting = "schema_registry"
@@ -97,13 +99,13 @@ func connectorSchema(k *connectors.Kind, source bool) *hcl.BodySchema {
 		s.Blocks = stepBlocks
 	} else {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: metaFrom, Required: true},
-			hcl.AttributeSchema{Name: metaGroup})
+			hcl.AttributeSchema{Name: metaGroup}, hcl.AttributeSchema{Name: metaBalancer})
 	}
 	for _, f := range k.Spec.Fields {
 		if source && f.Name == metaTopic {
 			continue
 		}
-		if !source && (f.Name == metaFrom || f.Name == metaGroup) {
+		if !source && (f.Name == metaFrom || f.Name == metaGroup || f.Name == metaBalancer) {
 			continue
 		}
 		req := f.Required && !runSetting(f.Name)
@@ -285,7 +287,12 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 		diags = append(diags, d...)
 		s.Group = g
 	}
-	raw, cfg, d := l.decodeSettings(b, k, c, nil, metaFrom, metaGroup)
+	if a, ok := c.Attributes[metaBalancer]; ok {
+		bal, d := l.balancerAttr(a)
+		diags = append(diags, d...)
+		s.Balancer = bal
+	}
+	raw, cfg, d := l.decodeSettings(b, k, c, nil, metaFrom, metaGroup, metaBalancer)
 	diags = append(diags, d...)
 	s.Raw, s.Config = raw, cfg
 	var th []string
@@ -297,13 +304,13 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 			l.refEdges(s.ID(), a, "")
 		}
 	}
-	s.Hash = l.hashOf("sink", k.Name, rawJSON(raw), strings.Join(s.From, ","), strings.Join(th, ","), s.Group)
+	s.Hash = l.hashOf("sink", k.Name, rawJSON(raw), strings.Join(s.From, ","), strings.Join(th, ","), s.Group, s.Balancer)
 	return s, diags
 }
 
 var streamSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: metaFrom, Required: true}, {Name: metaTo, Required: true},
-		{Name: metaTransforms}, {Name: metaGroup}},
+		{Name: metaTransforms}, {Name: metaGroup}, {Name: metaBalancer}},
 	Blocks: stepBlocks,
 }
 
@@ -329,6 +336,11 @@ func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
 		diags = append(diags, d...)
 		s.Group = g
 	}
+	if a, ok := c.Attributes[metaBalancer]; ok {
+		bal, d := l.balancerAttr(a)
+		diags = append(diags, d...)
+		s.Balancer = bal
+	}
 	chain, routes, d := l.decodeChain(c, s.ID())
 	diags = append(diags, d...)
 	s.Steps = chain
@@ -336,7 +348,7 @@ func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
 	for _, t := range append(append([]string{s.To}, s.From...), routes...) {
 		th = append(th, l.topicHash(t))
 	}
-	s.Hash = l.hashOf("stream", strings.Join(s.From, ","), s.To, s.Group, strings.Join(th, ","), string(l.srcBytes(bodyRange(b))), l.transformsText(c))
+	s.Hash = l.hashOf("stream", strings.Join(s.From, ","), s.To, s.Group, s.Balancer, strings.Join(th, ","), string(l.srcBytes(bodyRange(b))), l.transformsText(c))
 	return s, diags
 }
 
@@ -656,4 +668,20 @@ func (l *loader) compileAttr(comp *compiler, a *hcl.Attribute, diags *hcl.Diagno
 	f, d := comp.compile(se)
 	*diags = append(*diags, d...)
 	return f
+}
+
+// balancerAttr reads a sink's or stream's balancer = "range" |
+// "roundrobin" | "cooperative-sticky" (the consumer group's assignment
+// strategy).
+func (l *loader) balancerAttr(a *hcl.Attribute) (string, hcl.Diagnostics) {
+	name, diags := l.stringAttr(a)
+	if diags.HasErrors() {
+		return "", diags
+	}
+	if _, err := balancer.For(name); err != nil {
+		return "", append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown group balancer",
+			Detail:  fmt.Sprintf("balancer %q: want one of %s.", name, strings.Join(balancer.Names, ", ")),
+			Subject: a.Expr.Range().Ptr()})
+	}
+	return name, diags
 }

@@ -102,6 +102,9 @@ type Stream struct {
 	To    string
 	Steps *Chain
 	Group string
+	// Balancer is the group's assignment strategy ("" = the default,
+	// cooperative-sticky).
+	Balancer string
 }
 
 // Sink is a sink block: a connector reading From.
@@ -112,6 +115,9 @@ type Sink struct {
 	Config    connectors.Config
 	From      []string
 	Group     string
+	// Balancer is the group's assignment strategy ("" = the default,
+	// cooperative-sticky).
+	Balancer string
 }
 
 // Topic returns the declared topic called name (nil if undeclared).

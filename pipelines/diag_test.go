@@ -136,3 +136,37 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestBalancerSetting: sinks and streams name their consumer group's
+// assignment strategy; unset means the runtime's default.
+func TestBalancerSetting(t *testing.T) {
+	src := []byte(`
+topic "a" {}
+topic "b" {}
+stream "s" {
+  from     = [topic.a]
+  to       = "b"
+  balancer = "roundrobin"
+}
+sink "stdout" "out" {
+  from     = [topic.b]
+  balancer = "range"
+}
+sink "stdout" "plain" {
+  from = [topic.b]
+}
+`)
+	cfg, diags := loadOne("balancer.hcl", src)
+	if diags.HasErrors() {
+		t.Fatal(diagText(diags))
+	}
+	if got := cfg.Streams[0].Balancer; got != "roundrobin" {
+		t.Errorf("stream balancer %q, want roundrobin", got)
+	}
+	if got := cfg.Sinks[0].Balancer; got != "range" {
+		t.Errorf("sink balancer %q, want range", got)
+	}
+	if got := cfg.Sinks[1].Balancer; got != "" {
+		t.Errorf("sink without balancer: %q, want empty (default)", got)
+	}
+}

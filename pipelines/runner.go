@@ -297,7 +297,7 @@ func (r *Runner) runStream(ctx context.Context, t *task, s *Stream) error {
 	t.tr = tr
 	t.mu.Unlock()
 	sink := &streamSink{t: tr, brokers: r.opts.Brokers, opts: r.opts.ClientOpts}
-	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group})
+	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer})
 }
 
 func (r *Runner) runSink(ctx context.Context, _ *task, s *Sink) error {
@@ -309,7 +309,7 @@ func (r *Runner) runSink(ctx context.Context, _ *task, s *Sink) error {
 	if err != nil {
 		return err
 	}
-	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group})
+	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer})
 }
 
 // applyTopics creates declared topics, raises partition counts, sets
