@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
@@ -213,14 +214,16 @@ func (e *env) tableRows(table, keyCol string) map[string]map[string]string {
 		m := map[string]string{}
 		var key string
 		for i, f := range r.Fields {
+			// Only a string-typed value may be read with AsString: go-mysql
+			// reuses pooled result sets, and a numeric value keeps the
+			// string bytes of whatever query used the slot before.
 			v := "NULL"
 			switch row[i].Type {
-			case 0:
+			case gmysql.FieldValueTypeNull:
+			case gmysql.FieldValueTypeString:
+				v = string(row[i].AsString())
 			default:
 				v = strings.Trim(row[i].String(), "'")
-				if b := row[i].AsString(); b != nil {
-					v = string(b)
-				}
 			}
 			m[string(f.Name)] = v
 			if string(f.Name) == keyCol {
