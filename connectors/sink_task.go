@@ -36,6 +36,21 @@ type SinkOptions struct {
 	// Balancer is the group's partition-assignment strategy: "range",
 	// "roundrobin" or "cooperative-sticky" (default; see ingest/balancer).
 	Balancer string
+	// InstanceID makes the task a static member of its group (Kafka's
+	// group.instance.id, KIP-345), passed to the client as
+	// kgo.InstanceID; empty (the default) is a dynamic member. A task
+	// restarted with the same id, after a crash or kill -9 too, takes
+	// the old member's place at once, with its assignment and without a
+	// rebalance, instead of waiting out the dead member's session
+	// timeout (45s). Two live tasks must never share an id: the later
+	// one fences the earlier (FENCED_INSTANCE_ID), which loses its
+	// partitions and consumes nothing more. A clean stop does not leave
+	// the group (except right after revoking partitions in a
+	// cooperative rebalance), so its partitions wait, unconsumed, for
+	// the restart or for the session timeout; give every task of a
+	// group its own id that stays the same across restarts (e.g.
+	// "<host>-<n>").
+	InstanceID string
 	// StopTimeout bounds the final flush and commit (default 30s).
 	StopTimeout time.Duration
 	// Backoff paces retries of retriable Write/Flush errors.
@@ -137,7 +152,7 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 	if opts.StartAtEnd {
 		reset = kgo.NewOffset().AtEnd()
 	}
-	cl, err := kgo.NewClient(append(rt.baseOpts(),
+	copts := append(rt.baseOpts(),
 		kgo.ConsumerGroup(opts.Group),
 		bal,
 		kgo.ConsumeTopics(opts.Topics...),
@@ -149,7 +164,11 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 		kgo.OnPartitionsAssigned(t.assigned),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-	)...)
+	)
+	if opts.InstanceID != "" {
+		copts = append(copts, kgo.InstanceID(opts.InstanceID))
+	}
+	cl, err := kgo.NewClient(copts...)
 	if err != nil {
 		return fmt.Errorf("sink connector %q: client: %w", name, err)
 	}
