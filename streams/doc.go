@@ -41,12 +41,39 @@
 //
 // At-least-once for outputs: offsets are committed only after every
 // record written so far (outputs, changelog entries and markers, dead
-// letters) is acknowledged. Aggregations that read their input topic
-// directly are exact across crashes (see changelog.go: restore stops at
-// the last marker, replay starts there). Through a repartition topic, a
-// record written by an upstream task that crashed before committing is
-// written again on replay, so such aggregates may count it twice (at most
-// one commit interval of records per crash) until transactions arrive.
+// letters) is acknowledged. A clean stop and a rebalance commit before
+// tasks move, so they duplicate nothing. A crash (or tasks lost without a
+// commit, when a session expires) leaves each task's records processed
+// since its last successful commit (about one CommitInterval of processing
+// plus the round in progress, at most MaxPollRecords) to be processed again by
+// the task's next owner, which starts at the committed offset. Where that
+// can and cannot show, precisely, until transactions arrive:
+//
+//   - Stores are exact. Restore stops at the changelog's last marker and
+//     replayed input before the marker's offset is skipped (changelog.go),
+//     so an aggregation reflects every record of the topic it reads
+//     exactly once, whatever the crash point.
+//   - Records written to topics are at-least-once: what a crashed task
+//     wrote after its last commit is written again by the replay. On a
+//     table's update stream (Count, Reduce, Aggregate, ToStream) these
+//     are repeated updates of a key, and its last update is exact; on a
+//     stateless output (To after Map, Filter...) and on the dead-letter
+//     topic they are duplicate records.
+//   - Through a repartition topic (GroupBy, a grouping after a key change
+//     or over merged inputs), the upstream task's writes are such
+//     records: the repartition topic holds twice each input record the
+//     crashed instance's upstream tasks had processed after their last
+//     commit and written before it died, and the aggregation downstream,
+//     exact over what that topic holds, counts both copies. The excess is
+//     bounded per crash: only records of the input partitions the crashed
+//     instance owned, at or after the offsets it last committed, each
+//     counted once more per crash.
+//
+// kill_test.go checks both with instances in child processes killed by
+// SIGKILL: exact counts over the input topic, and repartitioned counts
+// equal to the records produced plus their copies in the repartition
+// topic, every copy from the victim's uncommitted input.
+//
 // Records that fail to decode go to the dead-letter topic (default
 // <app>-dlq) with Kafka Connect's error headers; the stream goes on.
 //
