@@ -33,8 +33,9 @@ type SinkOptions struct {
 	// StartAtEnd starts a group without committed offsets at the
 	// partition ends instead of the starts.
 	StartAtEnd bool
-	// Balancer is the group's partition-assignment strategy: "range",
-	// "roundrobin" or "cooperative-sticky" (default; see ingest/balancer).
+	// Balancer is the group's partition-assignment strategy: "range"
+	// (default), "roundrobin" or "cooperative-sticky" (see
+	// ingest/balancer).
 	Balancer string
 	// InstanceID makes the task a static member of its group (Kafka's
 	// group.instance.id, KIP-345), passed to the client as

@@ -285,8 +285,13 @@ func (m *Machine) addMember(now time.Time, g *group, id string, j *joining) {
 
 // replaceStatic gives a static member (same group.instance.id) its new
 // member id; the old id is fenced. A follower rejoining a Stable group
-// with unchanged protocols gets the current generation without a
-// rebalance (KIP-345).
+// gets the current generation and its assignment without a rebalance
+// (KIP-345) unless its protocols change the protocol the group would
+// select, as in Kafka: the protocol metadata itself may differ (a
+// restarted client's always does: it carries the client's generation and
+// owned partitions), the assignment stays until the next rebalance. A
+// restarted leader rebalances, so that it knows it leads (JoinGroup v9's
+// SkipAssignment, KIP-814, is not served).
 func (m *Machine) replaceStatic(now time.Time, g *group, old *member, id string, j *joining) {
 	if old.joinReply != nil {
 		old.joinReply(joinError(old.id, kerr.FencedInstanceID))
@@ -304,7 +309,8 @@ func (m *Machine) replaceStatic(now time.Time, g *group, old *member, id string,
 	g.members[id] = old
 	g.static[*old.instanceID] = id
 	protos := copyProtocols(j.req.Protocols)
-	if g.is(Stable) && g.leader != id && sameProtocols(old.protocols, protos) {
+	if g.is(Stable) && g.leader != id && g.keepsProtocol(old, protos) {
+		old.protocols = protos
 		old.sessionTimeout, old.rebalanceTimeout = j.session, j.rebalance
 		old.clientID, old.clientHost = j.clientID, j.clientHost
 		old.deadline = now.Add(old.sessionTimeout)
@@ -676,4 +682,14 @@ func (m *Machine) leaveOne(now time.Time, g *group, lm kmsg.LeaveGroupRequestMem
 	}
 	m.removeMember(g, mb, now, "left")
 	return errNone
+}
+
+// keepsProtocol reports whether the group would still select its current
+// protocol if mb offered protos.
+func (g *group) keepsProtocol(mb *member, protos []protocol) bool {
+	prev := mb.protocols
+	mb.protocols = protos
+	sel := g.selectProtocol()
+	mb.protocols = prev
+	return sel == g.protocol
 }
