@@ -310,8 +310,11 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 
 var streamSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: metaFrom, Required: true}, {Name: metaTo, Required: true},
-		{Name: metaTransforms}, {Name: metaGroup}, {Name: metaBalancer}},
-	Blocks: stepBlocks,
+		{Name: metaTransforms}, {Name: metaGroup}, {Name: metaBalancer},
+		{Name: opGroupBy}, {Name: opSelectKey}},
+	Blocks: append(slices.Clip(stepBlocks),
+		hcl.BlockHeaderSchema{Type: opWindow, LabelNames: []string{"kind"}},
+		hcl.BlockHeaderSchema{Type: opCount}, hcl.BlockHeaderSchema{Type: opAggregate}),
 }
 
 func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
@@ -341,9 +344,17 @@ func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
 		diags = append(diags, d...)
 		s.Balancer = bal
 	}
-	chain, routes, d := l.decodeChain(c, s.ID())
+	// Transform steps first, then the declarative operators.
+	steps := &hcl.BodyContent{Attributes: c.Attributes}
+	for _, blk := range c.Blocks {
+		if !isOpBlock(blk.Type) {
+			steps.Blocks = append(steps.Blocks, blk)
+		}
+	}
+	chain, routes, d := l.decodeChain(steps, s.ID())
 	diags = append(diags, d...)
 	s.Steps = chain
+	diags = append(diags, l.decodeOps(c, s, steps.Blocks)...)
 	var th []string
 	for _, t := range append(append([]string{s.To}, s.From...), routes...) {
 		th = append(th, l.topicHash(t))

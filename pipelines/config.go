@@ -105,7 +105,18 @@ type Stream struct {
 	// Balancer is the group's assignment strategy ("" = the default,
 	// cooperative-sticky).
 	Balancer string
+
+	// keyFn is select_key: the new key of each record (nil: unchanged).
+	keyFn evalFn
+	// agg is the stream's aggregation (group_by, window, count or
+	// aggregate); nil for a stateless stream.
+	agg *aggSpec
 }
+
+// Stateful reports whether the stream aggregates (count or aggregate,
+// perhaps windowed): it then runs as a streams application with state
+// stores, and Group is its application id.
+func (s *Stream) Stateful() bool { return s.agg != nil }
 
 // Sink is a sink block: a connector reading From.
 type Sink struct {

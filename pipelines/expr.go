@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -29,6 +30,25 @@ const recordVar = "record"
 
 type compiler struct {
 	ctx *hcl.EvalContext // constants and functions
+	// scope, when set, lists the per-record variables an expression may
+	// read (aggregate expressions: record, agg, key): the evaluated
+	// object then holds one field per name. Unset, the evaluated object
+	// is the record itself, read as record.
+	scope []string
+}
+
+// dynamic reports whether e reads per-record data (so it cannot be
+// folded into a constant).
+func (c *compiler) dynamic(e hclsyntax.Expression) bool {
+	if len(c.scope) == 0 {
+		return usesName(e, recordVar)
+	}
+	for _, n := range c.scope {
+		if usesName(e, n) {
+			return true
+		}
+	}
+	return false
 }
 
 func usesName(e hclsyntax.Expression, name string) bool {
@@ -56,7 +76,7 @@ func constFn(v any) evalFn { return func(*Object) (any, error) { return v, nil }
 // compile turns e into an evalFn. References and function names must
 // have been checked (checkExpr).
 func (c *compiler) compile(e hclsyntax.Expression) (evalFn, hcl.Diagnostics) {
-	if !usesName(e, recordVar) && !callsVolatile(e) {
+	if !c.dynamic(e) && !callsVolatile(e) {
 		v, diags := e.Value(c.ctx)
 		if diags.HasErrors() {
 			return nil, diags
@@ -69,7 +89,14 @@ func (c *compiler) compile(e hclsyntax.Expression) (evalFn, hcl.Diagnostics) {
 	case *hclsyntax.TemplateWrapExpr:
 		return c.compile(x.Wrapped)
 	case *hclsyntax.ScopeTraversalExpr:
-		if x.Traversal.RootName() != recordVar {
+		root := x.Traversal.RootName()
+		if len(c.scope) > 0 {
+			if !slices.Contains(c.scope, root) {
+				break
+			}
+			return traverseFn(func(rec *Object) (any, error) { v, _ := rec.Get(root); return v, nil }, x.Traversal[1:]), nil
+		}
+		if root != recordVar {
 			break
 		}
 		return traverseFn(func(rec *Object) (any, error) { return rec, nil }, x.Traversal[1:]), nil
@@ -220,7 +247,15 @@ func (c *compiler) compile(e hclsyntax.Expression) (evalFn, hcl.Diagnostics) {
 func (c *compiler) fallback(e hclsyntax.Expression) evalFn {
 	return func(rec *Object) (any, error) {
 		ctx := c.ctx.NewChild()
-		ctx.Variables = map[string]cty.Value{recordVar: toCty(rec)}
+		if len(c.scope) > 0 {
+			ctx.Variables = make(map[string]cty.Value, len(c.scope))
+			for _, n := range c.scope {
+				v, _ := rec.Get(n)
+				ctx.Variables[n] = toCty(v)
+			}
+		} else {
+			ctx.Variables = map[string]cty.Value{recordVar: toCty(rec)}
+		}
 		v, diags := e.Value(ctx)
 		if diags.HasErrors() {
 			return nil, errors.New(diagSummary(diags))
@@ -491,7 +526,7 @@ func (c *compiler) call(x *hclsyntax.FunctionCallExpr) (evalFn, hcl.Diagnostics)
 		if len(args) != regexArity[name] {
 			return nil, hcl.Diagnostics{arityDiag(name, regexArity[name], regexArity[name], len(args), rng)}
 		}
-		if !usesName(x.Args[1], recordVar) {
+		if !c.dynamic(x.Args[1]) {
 			pv, d := x.Args[1].Value(c.ctx)
 			if d.HasErrors() {
 				return nil, d

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -318,9 +319,22 @@ var configRoots = []string{"var", "local", "path", "topic", "transform"}
 // allowed in transform steps only. It returns no diagnostics when every
 // reference resolves.
 func (l *loader) checkRefs(expr hcl.Expression, allowRecord bool) hcl.Diagnostics {
+	if allowRecord {
+		return l.checkRefsIn(expr, []string{recordVar})
+	}
+	return l.checkRefsIn(expr, nil)
+}
+
+// checkRefsIn is checkRefs where the per-record variables scope (record,
+// and agg, other, key in aggregate expressions) may be used.
+func (l *loader) checkRefsIn(expr hcl.Expression, scope []string) hcl.Diagnostics {
 	var diags hcl.Diagnostics
+	allowRecord := slices.Contains(scope, recordVar)
 	for _, tr := range expr.Variables() {
 		root := tr.RootName()
+		if root != recordVar && slices.Contains(scope, root) {
+			continue
+		}
 		rng := tr.SourceRange()
 		attrName := func() (string, bool) {
 			if len(tr) < 2 {
@@ -378,10 +392,7 @@ func (l *loader) checkRefs(expr hcl.Expression, allowRecord bool) hcl.Diagnostic
 					Subject: rng.Ptr()})
 			}
 		default:
-			cands := configRoots
-			if allowRecord {
-				cands = append([]string{recordVar}, configRoots...)
-			}
+			cands := append(slices.Clip(scope), configRoots...)
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown variable",
 				Detail:  fmt.Sprintf("There is no variable named %q.%s", root, suggest(root, cands)),
 				Subject: rng.Ptr()})

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,7 @@ import (
 
 	"weir/connectors"
 	"weir/schemas"
+	"weir/streams"
 )
 
 // RunOptions configure a Runner.
@@ -36,6 +38,13 @@ type RunOptions struct {
 	// RestartBackoff is the first delay before restarting a failed
 	// component (default 1s, doubling to a minute).
 	RestartBackoff time.Duration
+	// StateDir holds the local stores of aggregating streams (default:
+	// "streams" in the broker block's data_dir). The stores are a cache
+	// of their changelog topics: an empty directory restores from them.
+	StateDir string
+	// StreamsCommitInterval is how often aggregating streams flush their
+	// stores, emit table updates and commit (default 1s).
+	StreamsCommitInterval time.Duration
 }
 
 // Runner runs a Config's sources, streams and sinks against a cluster
@@ -52,11 +61,15 @@ type Runner struct {
 	baseCtx context.Context
 	stopAll context.CancelFunc
 	stopped sync.Once
+	// streamsReg receives the metrics of aggregating streams.
+	streamsReg prometheus.Registerer
 
 	mu      sync.Mutex
 	running map[string]*task
 	encs    map[string]*topicEncoder
 	applied map[string]string // topic name → applied hash
+	// defStateDir is the state directory of the applied configuration.
+	defStateDir string
 }
 
 type task struct {
@@ -68,6 +81,10 @@ type task struct {
 	lastErr error
 	starts  int
 	tr      *transformer
+	// app and out are set for aggregating streams: the streams instance
+	// (for its task metrics) and the number of results written.
+	app *streams.App
+	out *atomic.Int64
 }
 
 // NewRunner returns a Runner; nothing runs until Apply.
@@ -96,7 +113,7 @@ func NewRunner(opts RunOptions) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{opts: opts, log: opts.Logger, gather: g, admCl: cl, adm: kadm.NewClient(cl),
+	r := &Runner{opts: opts, log: opts.Logger, gather: g, admCl: cl, adm: kadm.NewClient(cl), streamsReg: rr,
 		running: map[string]*task{}, encs: map[string]*topicEncoder{}, applied: map[string]string{}, dec: &decoder{}}
 	r.rt = &connectors.Runtime{Brokers: opts.Brokers, ClientOpts: opts.ClientOpts, Logger: opts.Logger,
 		Metrics: connectors.NewMetricSet(rr)}
@@ -122,6 +139,9 @@ func (r *Runner) Apply(ctx context.Context, cfg *Config) (changed []string, err 
 	if err := r.applyTopics(ctx, cfg); err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	r.defStateDir = defaultStateDir(cfg)
+	r.mu.Unlock()
 	want := map[string]func(context.Context, *task) error{}
 	comps := map[string]Component{}
 	for _, s := range cfg.Sources {
@@ -292,7 +312,11 @@ func withJSONEncoding(k *connectors.Kind, raw map[string]any) map[string]any {
 }
 
 func (r *Runner) runStream(ctx context.Context, t *task, s *Stream) error {
+	if s.Stateful() {
+		return r.runStatefulStream(ctx, t, s)
+	}
 	tr := r.transformer(s.ID(), s.Steps, s.To)
+	tr.keyFn = s.keyFn
 	t.mu.Lock()
 	t.tr = tr
 	t.mu.Unlock()
@@ -454,8 +478,11 @@ type Status struct {
 	RecordsIn, RecordsOut float64
 	Lag                   float64
 	Errors                float64
-	LastErr               error
-	Starts                int
+	// Late counts records an aggregating stream dropped from windows
+	// that had closed (past their grace period).
+	Late    float64
+	LastErr error
+	Starts  int
 }
 
 // Status returns every component's state, sorted by ID.
@@ -491,6 +518,15 @@ func (r *Runner) Status() []Status {
 			Lag: m["weir_connector_lag_records"], Errors: m["weir_connector_errors_total"]}
 		if t.tr != nil {
 			st.Errors += float64(t.tr.errors.Load())
+		}
+		if t.app != nil {
+			for _, m := range t.app.Metrics() {
+				st.RecordsIn += float64(m.Processed)
+				st.Lag += float64(m.Lag)
+				st.Errors += float64(m.DeadLetters)
+				st.Late += float64(m.LateDropped)
+			}
+			st.RecordsOut = float64(t.out.Load())
 		}
 		t.mu.Unlock()
 		out = append(out, st)

@@ -22,6 +22,7 @@ import (
 // for the destination topic.
 type transformer struct {
 	chain    *Chain
+	keyFn    evalFn // select_key (nil: keep the key)
 	dec      *decoder
 	encs     map[string]*topicEncoder // by topic name; missing: JSON
 	defTopic string
@@ -142,6 +143,15 @@ func (t *transformer) apply(ctx context.Context, in *input, sc *scratch) result 
 	}
 	if out != Keep {
 		return result{outcome: out, err: err}
+	}
+	if t.keyFn != nil {
+		k, kerr := keyBytes(t.keyFn, ev.Fields)
+		if kerr != nil {
+			kerr = fmt.Errorf("select_key: %w", kerr)
+			t.noteErr(kerr)
+			return result{outcome: DeadLetter, err: kerr}
+		}
+		ev.Key = k
 	}
 	topic := ev.Topic
 	if topic == "" {
@@ -429,4 +439,29 @@ func (s *streamSink) Close() error {
 		s.cl.Close()
 	}
 	return nil
+}
+
+// keyBytes evaluates a key expression (select_key, group_by) into record
+// key bytes: strings as they are, numbers, bools and timestamps as text,
+// objects and lists as JSON, null as no key (nil).
+func keyBytes(fn evalFn, fields *Object) ([]byte, error) {
+	v, err := fn(fields)
+	if err != nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []byte(x), nil
+	case []byte:
+		return append([]byte(nil), x...), nil
+	case *Object, []any:
+		return appendJSON(nil, x), nil
+	}
+	s, err := toString(v)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
 }

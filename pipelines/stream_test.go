@@ -1,0 +1,394 @@
+package pipelines_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"weir/broker/brokertest/testbroker"
+	"weir/connectors"
+	"weir/pipelines"
+)
+
+// streamRunner is e.runner with its own state directory and a short
+// commit interval for aggregating streams.
+func (e *env) streamRunner(stateDir string) *pipelines.Runner {
+	e.t.Helper()
+	r, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: []string{e.b.Addr}, SchemaRegistry: e.reg,
+		Logger: zaptest.NewLogger(e.t, zaptest.Level(zap.WarnLevel)), RestartBackoff: 200 * time.Millisecond,
+		StateDir: stateDir, StreamsCommitInterval: 200 * time.Millisecond})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(r.Stop)
+	return r
+}
+
+// produce writes records in order (one partition keeps their order).
+func (e *env) produce(topic string, recs ...*kgo.Record) {
+	e.t.Helper()
+	cl := e.b.Client()
+	defer cl.Close()
+	for _, r := range recs {
+		r.Topic = topic
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func jsonRec(ts time.Time, v map[string]any) *kgo.Record {
+	b, _ := json.Marshal(v)
+	return &kgo.Record{Value: b, Timestamp: ts}
+}
+
+func statusOf(r *pipelines.Runner, id string) pipelines.Status {
+	for _, s := range r.Status() {
+		if s.ID == id {
+			return s
+		}
+	}
+	return pipelines.Status{}
+}
+
+const windowedCount = `
+topic "app_logs" {}
+topic "error_counts" {}
+
+stream "errors_per_service" {
+  from = [topic.app_logs]
+  to   = topic.error_counts
+
+  filter {
+    condition = lower(record.level) == "error"
+    on_error  = "dead_letter"
+  }
+  group_by = record.service
+  window "tumbling" {
+    size  = "1m"
+    grace = "10s"
+    emit  = "final"
+  }
+  count {}
+}
+`
+
+// TestStreamWindowedCount is "errors per service per minute" over
+// records whose event times are out of order, some of them later than
+// the grace period: the emitted counts equal a reference computed here
+// with the documented window rules (stream time = the largest timestamp
+// seen by the aggregating task; a window [s, s+1m) closes when stream
+// time reaches s+1m+10s; a record for a closed window is late: dropped
+// and counted), each closed window is emitted once, the late records
+// show in the stream's Late status, and a record the filter fails on
+// goes to the dead-letter topic while the stream keeps running.
+func TestStreamWindowedCount(t *testing.T) {
+	e := newEnv(t)
+	e.write("p.hcl", windowedCount)
+	r := e.streamRunner(t.TempDir())
+	if _, err := r.Apply(context.Background(), e.load()); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewSource(7))
+	services := []string{"checkout", "search", "auth"}
+	type wkey struct {
+		svc   string
+		start int64
+	}
+	want := map[wkey]int64{}
+	var st int64 // stream time of the aggregating task (error records only)
+	late := 0
+	var recs []*kgo.Record
+	add := func(ts time.Time, level, svc string) {
+		recs = append(recs, jsonRec(ts, map[string]any{"level": level, "service": svc, "msg": "m"}))
+		if level != "error" && level != "ERROR" {
+			return
+		}
+		ms := ts.UnixMilli()
+		st = max(st, ms)
+		start := ms / 60000 * 60000
+		if start+60000+10000 <= st {
+			late++
+			return
+		}
+		want[wkey{svc, start}]++
+	}
+	for i := range 1500 {
+		ts := t0.Add(time.Duration(i) * 400 * time.Millisecond)
+		switch {
+		case i%50 == 7:
+			ts = ts.Add(-2 * time.Minute) // late: past the grace period
+		default:
+			ts = ts.Add(time.Duration(rng.Intn(25000)-20000) * time.Millisecond) // out of order within grace
+		}
+		level := []string{"error", "info", "ERROR", "warn", "error"}[rng.Intn(5)]
+		add(ts, level, services[rng.Intn(len(services))])
+	}
+	// One record without a level: lower() fails, on_error sends it to
+	// the dead-letter topic.
+	recs = append(recs, jsonRec(t0.Add(5*time.Minute), map[string]any{"service": "checkout"}))
+	// A record an hour later closes every window before it.
+	add(t0.Add(time.Hour), "error", "flush")
+	e.produce("app_logs", recs...)
+	closed := map[wkey]int64{}
+	for k, n := range want {
+		if k.start+60000+10000 <= st {
+			closed[k] = n
+		}
+	}
+	t.Logf("%d records, %d late, %d closed windows", len(recs), late, len(closed))
+	if late == 0 || len(closed) < 30 {
+		t.Fatalf("test data: %d late records, %d closed windows", late, len(closed))
+	}
+	read := func() (map[wkey]int64, int, error) {
+		got := map[wkey]int64{}
+		recs := e.b.ReadAll("error_counts")
+		for _, rec := range recs {
+			var v struct {
+				Service     string    `json:"service"`
+				WindowStart time.Time `json:"window_start"`
+				WindowEnd   time.Time `json:"window_end"`
+				Count       int64     `json:"count"`
+			}
+			if err := json.Unmarshal(rec.Value, &v); err != nil {
+				return nil, 0, fmt.Errorf("result %q: %v", rec.Value, err)
+			}
+			if string(rec.Key) != v.Service || v.WindowEnd.Sub(v.WindowStart) != time.Minute {
+				return nil, 0, fmt.Errorf("result key %q value %s: want the service as key and a 1m window", rec.Key, rec.Value)
+			}
+			k := wkey{v.Service, v.WindowStart.UnixMilli()}
+			if _, dup := got[k]; dup {
+				return nil, 0, fmt.Errorf("window %v emitted twice (emit final emits once)", k)
+			}
+			got[k] = v.Count
+		}
+		return got, len(recs), nil
+	}
+	testbroker.CheckFor(t, 60*time.Second, func() error {
+		_, n, err := read()
+		if err != nil {
+			return err
+		}
+		if n < len(closed) {
+			return fmt.Errorf("%d results so far, want %d", n, len(closed))
+		}
+		return nil
+	})
+	got, _, err := read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diffs []string
+	for k, n := range closed {
+		if got[k] != n {
+			diffs = append(diffs, fmt.Sprintf("%s@%s: got %d want %d", k.svc, time.UnixMilli(k.start).UTC().Format("15:04"), got[k], n))
+		}
+	}
+	for k, n := range got {
+		if _, ok := closed[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s@%d: unexpected result %d", k.svc, k.start, n))
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		t.Fatalf("%d windows differ from the reference:\n%v", len(diffs), diffs)
+	}
+	testbroker.CheckFor(t, 10*time.Second, func() error {
+		s := statusOf(r, "stream.errors_per_service")
+		if int(s.Late) != late || s.RecordsOut != float64(len(closed)) {
+			return fmt.Errorf("status %+v: want %d late records, %d results out", s, late, len(closed))
+		}
+		if dl := e.b.ReadAll(connectors.DeadLetterTopic("errors_per_service")); len(dl) != 1 {
+			return fmt.Errorf("%d dead letters, want 1", len(dl))
+		}
+		return nil
+	})
+}
+
+const aggregatePipeline = `
+topic "logs" {
+  partitions = 2
+}
+topic "stats" {}
+
+stream "bytes_per_service" {
+  from = [topic.logs]
+  to   = topic.stats
+
+  group_by = record.service
+  aggregate {
+    initial = { n = 0, bytes = 0, first = null }
+    add = {
+      n     = agg.n + 1
+      bytes = agg.bytes + length(record.msg)
+      first = agg.first == null ? record.msg : agg.first
+      last  = "${key}:${record.msg}"
+    }
+  }
+}
+`
+
+type svcStats struct {
+	Service string `json:"service"`
+	N       int64  `json:"n"`
+	Bytes   int64  `json:"bytes"`
+	First   string `json:"first"`
+	Last    string `json:"last"`
+}
+
+// latest returns the last result per key (the table's current value).
+func latest(t *testing.T, b *testbroker.Broker, topic string) map[string]svcStats {
+	t.Helper()
+	out := map[string]svcStats{}
+	for _, r := range b.ReadAll(topic) {
+		var v svcStats
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("result %q: %v", r.Value, err)
+		}
+		if string(r.Key) != v.Service {
+			t.Fatalf("result key %q for %s", r.Key, r.Value)
+		}
+		out[v.Service] = v
+	}
+	return out
+}
+
+// TestStreamAggregateRestart aggregates with expressions (a count, a sum
+// of lengths, the first and last message), stops the runner, and starts
+// a new one with an empty state directory: the aggregates are restored
+// from the changelog topic and go on from where they were, not from zero.
+func TestStreamAggregateRestart(t *testing.T) {
+	e := newEnv(t)
+	e.write("p.hcl", aggregatePipeline)
+	cfg := e.load()
+	want := map[string]svcStats{}
+	batch := func(from, to int) []*kgo.Record {
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			svc := []string{"checkout", "search", "auth", "mail"}[i%4]
+			msg := fmt.Sprintf("message %d %s", i, strings.Repeat("x", i%7))
+			// Keyed by service, so one service's records stay in order on
+			// one input partition (first and last are then well defined).
+			rec := jsonRec(time.Now(), map[string]any{"service": svc, "msg": msg})
+			rec.Key = []byte(svc)
+			recs = append(recs, rec)
+			w := want[svc]
+			w.Service = svc
+			w.N++
+			w.Bytes += int64(len(msg))
+			if w.First == "" {
+				w.First = msg
+			}
+			w.Last = svc + ":" + msg
+			want[svc] = w
+		}
+		return recs
+	}
+	check := func() error {
+		got := latest(t, e.b, "stats")
+		for svc, w := range want {
+			if got[svc] != w {
+				return fmt.Errorf("%s: got %+v want %+v", svc, got[svc], w)
+			}
+		}
+		return nil
+	}
+
+	r1 := e.streamRunner(t.TempDir())
+	if _, err := r1.Apply(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	e.produce("logs", batch(0, 400)...)
+	testbroker.CheckFor(t, 60*time.Second, check)
+	r1.Stop()
+	if n := len(e.b.ReadAll("weir-stream-bytes_per_service-aggregate-changelog")); n == 0 {
+		t.Fatal("no changelog records")
+	}
+	if n := len(e.b.ReadAll("weir-stream-bytes_per_service-aggregate-repartition")); n != 400 {
+		t.Fatalf("repartition topic has %d records, want 400 (group_by changes the key)", n)
+	}
+
+	r2 := e.streamRunner(t.TempDir()) // empty stores: restore from the changelog
+	if _, err := r2.Apply(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	e.produce("logs", batch(400, 700)...)
+	testbroker.CheckFor(t, 60*time.Second, check)
+	if s := statusOf(r2, "stream.bytes_per_service"); s.RecordsIn < 300 || s.Errors != 0 {
+		t.Fatalf("status after restart %+v", s)
+	}
+}
+
+const selectKeyPipeline = `
+topic "logs" {}
+topic "by_user" {
+  partitions = 3
+}
+
+stream "by_user" {
+  from = [topic.logs]
+  to   = topic.by_user
+
+  set {
+    user = lower(record.user)
+  }
+  select_key = record.user
+}
+`
+
+// TestStreamSelectKey re-keys records by a field: every output record's
+// key is its user, records of one user share a partition, and values
+// keep their fields.
+func TestStreamSelectKey(t *testing.T) {
+	e := newEnv(t)
+	e.write("p.hcl", selectKeyPipeline)
+	r := e.streamRunner(t.TempDir())
+	if _, err := r.Apply(context.Background(), e.load()); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i := range 300 {
+		rec := jsonRec(time.Now(), map[string]any{"user": []string{"Alice", "BOB", "carol", "Dave", "eve"}[i%5], "n": i})
+		rec.Key = []byte(fmt.Sprint(i))
+		recs = append(recs, rec)
+	}
+	e.produce("logs", recs...)
+	testbroker.CheckFor(t, 30*time.Second, func() error {
+		if n := len(e.b.ReadAll("by_user")); n != 300 {
+			return fmt.Errorf("%d records re-keyed, want 300", n)
+		}
+		return nil
+	})
+	part := map[string]int32{}
+	seen := map[float64]bool{}
+	for _, rec := range e.b.ReadAll("by_user") {
+		var v struct {
+			User string  `json:"user"`
+			N    float64 `json:"n"`
+		}
+		if err := json.Unmarshal(rec.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		if string(rec.Key) != v.User || v.User == "" {
+			t.Fatalf("key %q for value %s", rec.Key, rec.Value)
+		}
+		if p, ok := part[v.User]; ok && p != rec.Partition {
+			t.Fatalf("user %s in partitions %d and %d", v.User, p, rec.Partition)
+		}
+		part[v.User] = rec.Partition
+		seen[v.N] = true
+	}
+	if len(part) != 5 || len(seen) != 300 {
+		t.Fatalf("%d users, %d distinct records", len(part), len(seen))
+	}
+}
