@@ -393,9 +393,18 @@ func (l *loader) checkRefsIn(expr hcl.Expression, scope []string) hcl.Diagnostic
 			}
 		default:
 			cands := append(slices.Clip(scope), configRoots...)
+			detail := fmt.Sprintf("There is no variable named %q.%s", root, suggest(root, cands))
+			if root == aggVar || root == otherVar || root == keyVar {
+				detail += fmt.Sprintf(" %s exists only in the add and merge expressions of an aggregate block.", root)
+			}
+			if allowRecord && root == "value" {
+				detail += " The record's value is read as record, as in record.service."
+			}
+			if len(scope) > 1 {
+				detail += fmt.Sprintf(" Here the record variables are %s.", quoteList(scope))
+			}
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown variable",
-				Detail:  fmt.Sprintf("There is no variable named %q.%s", root, suggest(root, cands)),
-				Subject: rng.Ptr()})
+				Detail: detail, Subject: rng.Ptr()})
 		}
 	}
 	diags = append(diags, l.checkFuncs(expr)...)
