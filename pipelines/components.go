@@ -27,6 +27,7 @@ const (
 	metaTransforms = "transforms"
 	metaGroup      = "group"
 	metaBalancer   = "balancer"
+	metaInstanceID = "instance_id"
 	// registrySetting is filled with the run's schema registry URL when a
 	// kind declares it and the block leaves it unset.
 	registrySetting = "schema_registry"
@@ -99,13 +100,14 @@ func connectorSchema(k *connectors.Kind, source bool) *hcl.BodySchema {
 		s.Blocks = stepBlocks
 	} else {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: metaFrom, Required: true},
-			hcl.AttributeSchema{Name: metaGroup}, hcl.AttributeSchema{Name: metaBalancer})
+			hcl.AttributeSchema{Name: metaGroup}, hcl.AttributeSchema{Name: metaBalancer},
+			hcl.AttributeSchema{Name: metaInstanceID})
 	}
 	for _, f := range k.Spec.Fields {
 		if source && f.Name == metaTopic {
 			continue
 		}
-		if !source && (f.Name == metaFrom || f.Name == metaGroup || f.Name == metaBalancer) {
+		if !source && (f.Name == metaFrom || f.Name == metaGroup || f.Name == metaBalancer || f.Name == metaInstanceID) {
 			continue
 		}
 		req := f.Required && !runSetting(f.Name)
@@ -292,7 +294,17 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 		diags = append(diags, d...)
 		s.Balancer = bal
 	}
-	raw, cfg, d := l.decodeSettings(b, k, c, nil, metaFrom, metaGroup, metaBalancer)
+	if a, ok := c.Attributes[metaInstanceID]; ok {
+		id, d := l.stringAttr(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() && strings.TrimSpace(id) == "" {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Empty instance_id",
+				Detail:  "instance_id makes the sink a static member of its consumer group (Kafka's group.instance.id); it cannot be empty. Remove it for a dynamic member.",
+				Subject: a.Expr.Range().Ptr()})
+		}
+		s.InstanceID = id
+	}
+	raw, cfg, d := l.decodeSettings(b, k, c, nil, metaFrom, metaGroup, metaBalancer, metaInstanceID)
 	diags = append(diags, d...)
 	s.Raw, s.Config = raw, cfg
 	var th []string
@@ -304,7 +316,7 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 			l.refEdges(s.ID(), a, "")
 		}
 	}
-	s.Hash = l.hashOf("sink", k.Name, rawJSON(raw), strings.Join(s.From, ","), strings.Join(th, ","), s.Group, s.Balancer)
+	s.Hash = l.hashOf("sink", k.Name, rawJSON(raw), strings.Join(s.From, ","), strings.Join(th, ","), s.Group, s.Balancer, s.InstanceID)
 	return s, diags
 }
 

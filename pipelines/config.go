@@ -129,6 +129,10 @@ type Sink struct {
 	// Balancer is the group's assignment strategy ("" = the default,
 	// cooperative-sticky).
 	Balancer string
+	// InstanceID makes the sink a static group member (Kafka's
+	// group.instance.id, KIP-345; "" = dynamic): a restart with the same
+	// id takes its old place without a rebalance.
+	InstanceID string
 }
 
 // Topic returns the declared topic called name (nil if undeclared).

@@ -333,7 +333,12 @@ func (r *Runner) runSink(ctx context.Context, _ *task, s *Sink) error {
 	if err != nil {
 		return err
 	}
-	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer})
+	return r.rt.RunSink(ctx, s.Name, sink, sinkOptions(s))
+}
+
+// sinkOptions are the runtime options of a sink block.
+func sinkOptions(s *Sink) connectors.SinkOptions {
+	return connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer, InstanceID: s.InstanceID}
 }
 
 // applyTopics creates declared topics, raises partition counts, sets

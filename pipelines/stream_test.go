@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -391,4 +392,47 @@ func TestStreamSelectKey(t *testing.T) {
 	if len(part) != 5 || len(seen) != 300 {
 		t.Fatalf("%d users, %d distinct records", len(part), len(seen))
 	}
+}
+
+// TestSinkInstanceID: a sink's instance_id reaches its consumer group as
+// the member's group.instance.id (static membership), and changing it
+// changes the sink's hash (a reload restarts the sink).
+func TestSinkInstanceID(t *testing.T) {
+	e := newEnv(t)
+	const p = `
+topic "t" {}
+sink "file" "f" {
+  from = [topic.t]
+  path = "${path.root}/out.jsonl"
+  %s
+}
+`
+	e.write("p.hcl", fmt.Sprintf(p, ""))
+	plain := e.load().Sinks[0]
+	e.write("p.hcl", fmt.Sprintf(p, `instance_id = "weir-f-1"`))
+	cfg := e.load()
+	if s := cfg.Sinks[0]; s.InstanceID != "weir-f-1" || s.Hash == plain.Hash || plain.InstanceID != "" {
+		t.Fatalf("instance_id %q (plain %q), hash %s vs %s", s.InstanceID, plain.InstanceID, s.Hash, plain.Hash)
+	}
+	r := e.runner()
+	if _, err := r.Apply(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	cl := e.b.Client()
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	testbroker.CheckFor(t, 30*time.Second, func() error {
+		gs, err := adm.DescribeGroups(context.Background(), "weir-sink-f")
+		if err != nil {
+			return err
+		}
+		g := gs["weir-sink-f"]
+		if len(g.Members) != 1 {
+			return fmt.Errorf("group %+v: want one member", g)
+		}
+		if id := g.Members[0].InstanceID; id == nil || *id != "weir-f-1" {
+			return fmt.Errorf("member instance id %v, want weir-f-1", id)
+		}
+		return nil
+	})
 }

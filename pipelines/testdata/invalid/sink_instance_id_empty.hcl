@@ -1,0 +1,6 @@
+topic "t" {}
+
+sink "stdout" "out" {
+  from        = [topic.t]
+  instance_id = ""
+}
