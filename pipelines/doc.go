@@ -1,4 +1,73 @@
 // Package pipelines owns weir's HCL language: parsing, validation with
 // file:line:col diagnostics, building the pipeline graph, and running and
 // reloading it.
+//
+// # Stream blocks
+//
+// A stream block reads its from topics, runs its transform steps (inline
+// step blocks and transforms = [...]) over each record, and writes to its
+// to topic (or a route's). Stateless streams run as sink tasks of the
+// connectors runtime (tasks.go). Two declarative operators extend them:
+//
+//	select_key = <expression of record>
+//
+// re-keys each record (Kafka Streams' selectKey, ksqlDB's PARTITION BY):
+// a string becomes the key as is, numbers, bools and timestamps as text,
+// objects and lists as JSON, null as no key; a failing expression sends
+// the record to the dead-letter topic weir-dlq-<stream>. The stream stays
+// stateless.
+//
+//	group_by = <expression of record>   # optional: default the record key
+//	window "tumbling" { size = "1m"  grace = "10s"  emit = "final" }
+//	window "hopping"  { size = "5m"  advance = "1m"  grace = ...  emit = ... }
+//	window "session"  { gap = "30m"  grace = ...  emit = ... }
+//	count { field = "count" }            # field optional
+//	aggregate {
+//	  initial = <constant>               # the aggregate of a new group
+//	  add     = <expression of record, agg, key>
+//	  merge   = <expression of agg, other, key>   # session windows only
+//	  field   = "value"                  # output field of a scalar aggregate
+//	}
+//
+// make the stream aggregate, as groupBy/windowedBy/count|aggregate do in
+// Kafka Streams (GROUP BY ... WINDOW TUMBLING|HOPPING|SESSION in ksqlDB).
+// One aggregation per stream, count or aggregate; the window is optional.
+// Steps run on input records before the grouping and must be written
+// above the aggregation; route steps and parse_timestamp setting the
+// record time (in windowed streams) are errors, as windows use the input
+// records' timestamps (set them in the source). Durations are Go
+// durations plus "d"; grace defaults to 0; emit "final" writes one result
+// per window when stream time passes its end plus grace, "updates" (the
+// default) every change. A record for a window already closed is late:
+// dropped and counted (Status.Late, weir_streams_late_dropped_total).
+//
+// Results are keyed by the group key and their value is an object in the
+// to topic's format: the group key under the name of group_by's last
+// attribute (record.service → "service"; else "key"), window_start and
+// window_end for windowed streams, then the count (field "count"), the
+// fields of an object aggregate, or a scalar aggregate (field "value").
+// add and merge failing on a record leave the aggregate unchanged and
+// count a transform error; a null group key drops the record.
+//
+// An aggregating stream runs as a streams application (streamapp.go):
+// its group is the application id, its stores (count or aggregate) live
+// in RunOptions.StateDir (default <broker data_dir>/streams) backed by
+// changelog topics <group>-<store>-changelog, group_by and several from
+// topics go through <group>-<store>-repartition, and the state survives
+// restarts and moves between instances (at-least-once, see package
+// streams). Changing a stream's grouping or aggregation under the same
+// group mixes old state with new: give it a new group.
+//
+// # Files
+//
+//	load.go, blocks.go, vars.go  parsing, topics, broker, variables, locals
+//	components.go                sources, streams, sinks, transform steps
+//	aggregate.go                 a stream's group_by, window, count, aggregate
+//	expr.go, funcs.go, value.go  compiled expressions over the native values
+//	steps.go                     transform steps
+//	codec.go, json.go            record values: Avro, JSON
+//	objcodec.go                  the tagged encoding of stream state
+//	graph.go, diag.go            the graph; diagnostics output
+//	runner.go, tasks.go          Runner: topics, sources, sinks, stateless streams
+//	streamapp.go                 aggregating streams on package streams
 package pipelines
