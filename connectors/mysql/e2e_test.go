@@ -18,11 +18,14 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	gmysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
+	"weir/connectors/elasticsearch"
+	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
 )
 
@@ -31,10 +34,18 @@ const childEnv = "WEIR_MYSQL_TEST_CHILD"
 type childConfig struct {
 	Broker string
 	Config Config
+	// Sink, when set, runs an Elasticsearch CDC sink next to the source.
+	Sink *childSink
 }
 
-// childMain runs a source task against a broker until killed (the test
-// binary re-executed with childEnv set).
+// childSink is the search sink of a child: cdc = true into Index,
+// consuming Topic as static member Instance of Group.
+type childSink struct {
+	URL, Index, Topic, Registry, Group, Instance string
+}
+
+// childMain runs a source task (and a sink task, if configured) against
+// a broker until killed (the test binary re-executed with childEnv set).
 func childMain() {
 	var cc childConfig
 	if err := json.Unmarshal([]byte(os.Getenv(childEnv)), &cc); err != nil {
@@ -45,23 +56,40 @@ func childMain() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rt := &connectors.Runtime{Brokers: []string{cc.Broker}, Logger: lg}
-	err := rt.RunSource(ctx, cc.Config.Name, New(cc.Config), connectors.SourceOptions{Topic: "unused-" + cc.Config.Name})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "source:", err)
-		os.Exit(1)
+	errc := make(chan error, 2)
+	tasks := 1
+	go func() {
+		err := rt.RunSource(ctx, cc.Config.Name, New(cc.Config), connectors.SourceOptions{Topic: "unused-" + cc.Config.Name})
+		errc <- err
+	}()
+	if s := cc.Sink; s != nil {
+		tasks++
+		cfg := elasticsearch.Defaults()
+		cfg.URLs, cfg.Index, cfg.CDC, cfg.SchemaRegistryURL = []string{s.URL}, s.Index, true, s.Registry
+		cfg.FlushInterval = 200 * time.Millisecond
+		go func() {
+			errc <- rt.RunSink(ctx, "search", elasticsearch.NewSink(cfg), connectors.SinkOptions{Topics: []string{s.Topic},
+				Group: s.Group, InstanceID: s.Instance, FlushInterval: 500 * time.Millisecond})
+		}()
+	}
+	for ; tasks > 0; tasks-- {
+		if err := <-errc; err != nil {
+			fmt.Fprintln(os.Stderr, "task:", err)
+			os.Exit(1)
+		}
 	}
 	os.Exit(0)
 }
 
-// child is a source task in a child process.
+// child is a source task (and maybe a sink task) in a child process.
 type child struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 }
 
-func startChild(t *testing.T, broker string, cfg Config, logName string) *child {
+func startChild(t *testing.T, cc childConfig, logName string) *child {
 	t.Helper()
-	b, _ := json.Marshal(childConfig{Broker: broker, Config: cfg})
+	b, _ := json.Marshal(cc)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(b))
 	logPath := filepath.Join(t.TempDir(), logName)
@@ -456,14 +484,18 @@ func TestSnapshotHandOff(t *testing.T) {
 // TestEndToEnd: a 200,000-row table is snapshotted by a source task in a
 // child process while a workload runs 100,000 random inserts, updates
 // (some changing the primary key) and deletes plus ADD COLUMN, DROP
-// COLUMN and MODIFY COLUMN; the child is killed with SIGKILL twice and
-// restarted. At the end the topic replays to exactly the table, holds
-// every change exactly once (record count), and each key's changes in
-// order in one partition.
+// COLUMN and MODIFY COLUMN. The same child runs the Elasticsearch sink
+// (cdc = true) from the table's topic into an index, as a static group
+// member. The child is killed with SIGKILL twice and restarted, so the
+// source and the sink both die mid-flight. At the end the topic replays
+// to exactly the table, holds every change exactly once (record count),
+// and each key's changes in order in one partition; and the index equals
+// the table: the same ids, the same column values, deleted rows absent.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow end-to-end test")
 	}
+	es := searchtest.Shared(t, searchtest.Elasticsearch7)
 	e := newEnv(t)
 	rows, ops := 200000, 100000
 	e.exec(`CREATE TABLE t (id INT PRIMARY KEY, a INT NOT NULL, b VARCHAR(40), c DECIMAL(10,2), d DATETIME,
@@ -471,9 +503,19 @@ func TestEndToEnd(t *testing.T) {
 		fmt.Sprintf(`INSERT INTO t (id, a, b, c, d, e, f, i, j) SELECT seq, seq %% 1000, CONCAT('row-', seq), seq / 100,
 		'2024-01-01 00:00:00' + INTERVAL seq SECOND, seq * 1000, 'f', seq / 7, 'text' FROM seq_1_to_%d`, rows))
 	e.b.CreateTopic(e.topic("t"), 3, nil)
-	cfg := e.config("e2e")
+	// The index: one shard, no replica; delete versions kept for an hour
+	// (a restarted sink replays from its last commit, see
+	// connectors/elasticsearch/cdc.go); documents kept as _source only
+	// (dynamic: false): the check reads documents back, and mapping every
+	// field would only slow the 2-core CI down.
+	index := fmt.Sprintf("weir-mysql-e2e-%d", time.Now().UnixNano())
+	es.MustDo(t, "PUT", "/"+index, []byte(`{"settings":{"number_of_shards":1,"number_of_replicas":0,"index.gc_deletes":"1h"},
+		"mappings":{"dynamic":false}}`))
+	sg := &sinkGroup{t: t, adm: kadm.NewClient(e.b.Client()), group: "e2e-search", instance: "e2e-search-1", topic: e.topic("t")}
+	cc := childConfig{Broker: e.b.Addr, Config: e.config("e2e"), Sink: &childSink{URL: es.URL, Index: index, Topic: sg.topic,
+		Registry: e.reg, Group: sg.group, Instance: sg.instance}}
 	start := time.Now()
-	c1 := startChild(t, e.b.Addr, cfg, "child1.log")
+	c1 := startChild(t, cc, "child1.log")
 	w := &workload{ops: ops, nextID: rows + 1, ddl: map[int]string{
 		ops / 4:     "ALTER TABLE t ADD COLUMN g INT NULL",
 		ops / 2:     "ALTER TABLE t DROP COLUMN f",
@@ -508,14 +550,25 @@ func TestEndToEnd(t *testing.T) {
 			return nil
 		})
 	}
+	// restart kills c with SIGKILL mid-flight and starts the next child;
+	// the sink, a static member, must get its partitions back at once,
+	// not after the dead member's 45 s session timeout.
+	restart := func(c *child, n int) *child {
+		old := sg.member()
+		c.kill()
+		done, end := sg.progress()
+		t.Logf("killed child %d (-9) at op %d, %v in; the sink had committed %d of %d topic records", n, w.progress.Load(), time.Since(start), done, end)
+		restarted := time.Now()
+		next := startChild(t, cc, fmt.Sprintf("child%d.log", n+1))
+		sg.waitReplaced(old, 30*time.Second)
+		t.Logf("child %d's sink took the static member's place (member %s, was %q) with the partitions %v after its start",
+			n+1, sg.member(), old, time.Since(restarted).Round(time.Millisecond))
+		return next
+	}
 	waitProgress(ops * 3 / 10)
-	c1.kill()
-	t.Logf("killed child 1 (-9) at op %d, %v in", w.progress.Load(), time.Since(start))
-	c2 := startChild(t, e.b.Addr, cfg, "child2.log")
+	c2 := restart(c1, 1)
 	waitProgress(ops * 65 / 100)
-	c2.kill()
-	t.Logf("killed child 2 (-9) at op %d, %v in", w.progress.Load(), time.Since(start))
-	startChild(t, e.b.Addr, cfg, "child3.log")
+	restart(c2, 2)
 	if err := <-werr; err != nil {
 		t.Fatalf("workload: %v", err)
 	}
@@ -541,6 +594,26 @@ func TestEndToEnd(t *testing.T) {
 	ddl := e.b.ReadAll("srv.schema-changes")
 	if len(ddl) != 3 {
 		t.Errorf("schema-change topic has %d records, want 3", len(ddl))
+	}
+
+	// The index: the sink commits only what the server has stored, so
+	// once it has committed the whole topic the index is complete.
+	testbroker.CheckFor(t, 120*time.Second, func() error {
+		if done, end := sg.progress(); done < end {
+			return fmt.Errorf("sink group %s committed %d of %d topic records", sg.group, done, end)
+		}
+		return nil
+	})
+	testbroker.CheckFor(t, 60*time.Second, func() error {
+		docs, err := searchDocs(es.URL, index)
+		if err != nil {
+			return err
+		}
+		return equalIndex(docs, table, "id", "f")
+	})
+	t.Logf("index equals the table (%d rows), %v in all", len(table), time.Since(start))
+	if dl := e.b.ReadAll(connectors.DeadLetterTopic("search")); len(dl) != 0 {
+		t.Errorf("%d records in the sink's dead-letter topic, want none", len(dl))
 	}
 }
 

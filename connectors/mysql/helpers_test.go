@@ -18,6 +18,7 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
+	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
 	"weir/schemas"
 	"weir/schemas/registry"
@@ -28,7 +29,10 @@ func TestMain(m *testing.M) {
 		childMain()
 		return
 	}
-	mysqltest.Main(m)
+	code := m.Run()
+	searchtest.StopShared() // TestEndToEnd's search server
+	mysqltest.Stop()
+	os.Exit(code)
 }
 
 // env is one test's MariaDB database, broker and registry.
