@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,8 +84,9 @@ type task struct {
 	tr      *transformer
 	// app and out are set for aggregating streams: the streams instance
 	// (for its task metrics) and the number of results written.
-	app *streams.App
-	out *atomic.Int64
+	app  *streams.App
+	out  *atomic.Int64
+	from []string
 }
 
 // NewRunner returns a Runner; nothing runs until Apply.
@@ -526,7 +528,9 @@ func (r *Runner) Status() []Status {
 		}
 		if t.app != nil {
 			for _, m := range t.app.Metrics() {
-				st.RecordsIn += float64(m.Processed)
+				if i := strings.LastIndexByte(m.Task, '-'); i > 0 && containsStr(t.from, m.Task[:i]) {
+					st.RecordsIn += float64(m.Processed) // input tasks, not repartition ones
+				}
 				st.Lag += float64(m.Lag)
 				st.Errors += float64(m.DeadLetters)
 				st.Late += float64(m.LateDropped)

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
@@ -435,4 +437,110 @@ sink "file" "f" {
 		}
 		return nil
 	})
+}
+
+const twoStreams = `
+topic "logs" {}
+topic "a" {}
+topic "b" {}
+
+stream "per_service" {
+  from     = [topic.logs]
+  to       = topic.a
+  group_by = record.service
+  count {}
+}
+
+stream "per_user" {
+  from     = [topic.logs]
+  to       = topic.b
+  group_by = record.user
+  %s
+  count {}
+}
+`
+
+// TestStreamsMetricsAndReload: two aggregating streams report their
+// task metrics into one registry (labelled by stream), and a reload that
+// changes one of them restarts only that one, which registers its
+// metrics again and keeps its counts.
+func TestStreamsMetricsAndReload(t *testing.T) {
+	e := newEnv(t)
+	p := e.write("p.hcl", fmt.Sprintf(twoStreams, ""))
+	reg := prometheus.NewRegistry()
+	r, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: []string{e.b.Addr}, SchemaRegistry: e.reg,
+		Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), RestartBackoff: 200 * time.Millisecond,
+		StateDir: t.TempDir(), StreamsCommitInterval: 200 * time.Millisecond, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	if _, err := r.Apply(context.Background(), e.load()); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i := range 100 {
+		recs = append(recs, jsonRec(time.Now(), map[string]any{"service": fmt.Sprint("s", i%2), "user": fmt.Sprint("u", i%5)}))
+	}
+	e.produce("logs", recs...)
+	processed := func() map[string]float64 {
+		out := map[string]float64{}
+		mfs, _ := reg.Gather()
+		for _, mf := range mfs {
+			if mf.GetName() != "weir_streams_records_processed_total" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "stream" {
+						out[l.GetValue()] += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return out
+	}
+	// Each stream processes 100 input records and 100 repartitioned ones.
+	testbroker.CheckFor(t, 30*time.Second, func() error {
+		if m := processed(); m["per_service"] != 200 || m["per_user"] != 200 {
+			return fmt.Errorf("processed %v", m)
+		}
+		return nil
+	})
+	if err := os.WriteFile(p, []byte(fmt.Sprintf(twoStreams, `filter {
+    condition = record.user != "u0"
+  }`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := r.Apply(context.Background(), e.load())
+	if err != nil || fmt.Sprint(changed) != "[stream.per_user]" {
+		t.Fatalf("reload restarted %v (%v), want only stream.per_user", changed, err)
+	}
+	e.produce("logs", recs...)
+	testbroker.CheckFor(t, 30*time.Second, func() error {
+		counts := map[string]float64{}
+		for _, rec := range e.b.ReadAll("b") {
+			var v struct {
+				User  string  `json:"user"`
+				Count float64 `json:"count"`
+			}
+			if err := json.Unmarshal(rec.Value, &v); err != nil {
+				return err
+			}
+			counts[v.User] = v.Count
+		}
+		want := map[string]float64{"u0": 20, "u1": 40, "u2": 40, "u3": 40, "u4": 40}
+		if fmt.Sprint(counts) != fmt.Sprint(want) {
+			return fmt.Errorf("counts per user %v, want %v", counts, want)
+		}
+		if m := processed(); m["per_user"] < 1 {
+			return fmt.Errorf("the restarted stream reports no metrics: %v", m)
+		}
+		return nil
+	})
+	for _, s := range r.Status() {
+		if s.State != "running" || s.LastErr != nil {
+			t.Errorf("%s: %s, %v", s.ID, s.State, s.LastErr)
+		}
+	}
 }

@@ -286,7 +286,7 @@ func (r *Runner) runStatefulStream(ctx context.Context, t *task, s *Stream) erro
 		return fmt.Errorf("stream %q: %w", s.Name, err)
 	}
 	t.mu.Lock()
-	t.tr, t.app, t.out = tr, app, &ss.out
+	t.tr, t.app, t.out, t.from = tr, app, &ss.out, s.From
 	t.mu.Unlock()
 	return app.Run(ctx)
 }
