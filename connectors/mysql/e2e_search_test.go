@@ -185,7 +185,7 @@ func equalIndex(docs map[string]map[string]any, table map[string]map[string]stri
 		}
 		for field := range doc {
 			if _, ok := row[field]; !ok && !dropped[field] {
-				diffs = append(diffs, fmt.Sprintf("document %s has field %s, the table no such column", id, field))
+				diffs = append(diffs, fmt.Sprintf("document %s has field %s, the table has no such column", id, field))
 			}
 		}
 	}
