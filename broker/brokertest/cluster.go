@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -19,9 +18,8 @@ import (
 	"weir/broker/controller"
 	"weir/broker/kafka"
 	"weir/broker/log"
-	"weir/broker/log/vfs"
 	"weir/broker/metadata"
-	"weir/broker/topicconfig"
+	"weir/broker/node"
 )
 
 // Option configures NewCluster.
@@ -91,6 +89,7 @@ type Broker struct {
 	dataDir   string
 	kafkaAddr string
 	ctrlAddr  string
+	n         *node.Node
 	node      *controller.Node
 	srv       *kafka.Server
 	logs      *log.Manager
@@ -368,68 +367,30 @@ func (b *Broker) start(ctrlLn, kafkaLn net.Listener) error {
 	c := b.c
 	o := c.o
 	lg := zaptest.NewLogger(c.t, zaptest.Level(o.logLevel)).Named("broker" + strconv.Itoa(int(b.ID)))
-	static := map[string]string{}
-	for k, v := range o.brokerConfigs {
-		static[k] = v
-	}
-	bcfg, err := topicconfig.NewBroker(static)
+	// A restarted broker serves only once it caught up; on the first
+	// start the quorum forms as the brokers start.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{
+		NodeID: b.ID, DataDir: b.dataDir, KafkaListener: kafkaLn, BrokerConfigs: o.brokerConfigs, Logger: lg,
+		Controller: &node.ControllerConfig{
+			Listener: ctrlLn, Voters: c.voters, HeartbeatInterval: o.heartbeat, SessionTimeout: o.session,
+			PreferredLeaderInterval: o.preferred, RaftTimeout: o.raftTimeout, Dial: c.net.dialer(b.ID),
+			NoWait: b.firstStart(),
+		},
+		TuneKafka: func(k *kafka.Config) {
+			k.ReplicaLagTime = o.lag
+			k.ReplicaFetchMaxWait = o.fetchWait
+			k.ReplicaDial = c.net.dialer(b.ID)
+		},
+	})
 	if err != nil {
 		ctrlLn.Close()
 		kafkaLn.Close()
 		return err
 	}
-	node, err := controller.Start(controller.Config{
-		NodeID: b.ID, Listener: ctrlLn, Voters: c.voters, Dir: filepath.Join(b.dataDir, "controller"),
-		BrokerConfig: bcfg, HeartbeatInterval: o.heartbeat, SessionTimeout: o.session,
-		PreferredLeaderInterval: o.preferred, RaftTimeout: o.raftTimeout,
-		Dial: c.net.dialer(b.ID), Logger: lg.Named("controller"),
-	})
-	if err != nil {
-		kafkaLn.Close()
-		return err
-	}
-	if !b.firstStart() {
-		// A restarted broker serves only once it caught up.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := node.WaitReady(ctx)
-		cancel()
-		if err != nil {
-			node.Close()
-			kafkaLn.Close()
-			return err
-		}
-	}
-	logs, err := log.NewManager(vfs.OS, b.dataDir, log.ManagerOptions{Logger: lg.Named("log")})
-	if err != nil {
-		node.Close()
-		kafkaLn.Close()
-		return err
-	}
-	kcfg := kafka.DefaultConfig()
-	kcfg.NodeID = b.ID
-	kcfg.Metadata = node
-	kcfg.Logs = logs
-	kcfg.BrokerConfig = bcfg
-	kcfg.ReplicaLagTime = o.lag
-	kcfg.ReplicaFetchMaxWait = o.fetchWait
-	kcfg.ReplicaDial = c.net.dialer(b.ID)
-	kcfg.Logger = lg.Named("kafka")
-	srv, err := kafka.New(kcfg)
-	if err == nil {
-		// Producer ids come from the quorum: unique across brokers.
-		if err = srv.SetProducerIDStore(node); err == nil {
-			err = srv.Serve(kafkaLn)
-		}
-	} else {
-		kafkaLn.Close()
-	}
-	if err != nil {
-		logs.Close()
-		node.Close()
-		return err
-	}
 	b.mu.Lock()
-	b.node, b.srv, b.logs = node, srv, logs
+	b.n, b.node, b.srv, b.logs = n, n.Controller(), n.Server(), n.Logs()
 	b.mu.Unlock()
 	return nil
 }
@@ -446,17 +407,16 @@ func (b *Broker) firstStart() bool {
 
 func (b *Broker) stop() {
 	b.mu.Lock()
-	node, srv, logs := b.node, b.srv, b.logs
-	b.node, b.srv, b.logs = nil, nil, nil
+	n := b.n
+	b.n, b.node, b.srv, b.logs = nil, nil, nil, nil
 	b.mu.Unlock()
-	if srv == nil {
+	if n == nil {
 		return
 	}
+	// As abrupt as a crash: no controlled shutdown.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(ctx)
-	_ = node.Close()
-	_ = logs.Close()
+	_ = n.Close(ctx)
 }
 
 // Running reports whether the broker is started.

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -21,9 +21,7 @@ import (
 // port).
 const DefaultRegistryAddr = ":8081"
 
-const registryAddrHelp = `schema registry HTTP listener (Confluent Schema Registry API); "" or "off" disables it`
-
-// startRegistry serves the schema registry of the broker process on addr,
+// ServeRegistry serves the schema registry of the broker process on addr,
 // storing schemas in the _schemas topic of the broker at kafkaAddr. The
 // listener is bound now (so address errors surface at startup); the
 // registry then reads _schemas in the background and answers 503 until it
@@ -34,7 +32,7 @@ const registryAddrHelp = `schema registry HTTP listener (Confluent Schema Regist
 //
 // stop shuts the HTTP server down and closes the registry; call it before
 // the Kafka server stops. boundAddr is "" when the registry is disabled.
-func startRegistry(lg *zap.Logger, addr, kafkaAddr string, meta metadata.Store, explicit bool) (stop func(context.Context) error, boundAddr string, err error) {
+func ServeRegistry(lg *zap.Logger, addr, kafkaAddr string, meta metadata.Store, explicit bool) (stop func(context.Context) error, boundAddr string, err error) {
 	noop := func(context.Context) error { return nil }
 	if a := strings.TrimSpace(addr); a == "" || strings.EqualFold(a, "off") {
 		return noop, "", nil

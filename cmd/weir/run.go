@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"reflect"
@@ -20,13 +18,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/term"
 
-	"weir/broker/admin"
-	"weir/broker/kafka"
-	"weir/broker/log"
-	"weir/broker/log/vfs"
-	"weir/broker/metadata"
-	"weir/broker/topicconfig"
-	"weir/broker/txn"
+	"weir/broker/node"
 	"weir/connectors/stdout"
 	"weir/pipelines"
 
@@ -293,123 +285,33 @@ func termLogger(level string, w *statusTerm) (*zap.Logger, error) {
 
 // embeddedBroker is the single-node broker and registry weir run starts.
 type embeddedBroker struct {
-	meta         *metadata.FileStore
-	logs         *log.Manager
-	srv          *kafka.Server
-	adm          *admin.Server
-	reg          *prometheus.Registry
-	stopRegistry func(context.Context) error
-	kafkaAddr    string
-	registryURL  string
+	n           *node.Node
+	kafkaAddr   string
+	registryURL string
 }
 
 func (e *embeddedBroker) registry() prometheus.Registerer {
 	if e == nil {
 		return nil
 	}
-	return e.reg
+	return e.n.Metrics()
 }
 
-func startEmbedded(lg *zap.Logger, b *pipelines.Broker) (e *embeddedBroker, err error) {
-	bcfg, err := topicconfig.NewBroker(b.Configs)
+func startEmbedded(lg *zap.Logger, b *pipelines.Broker) (*embeddedBroker, error) {
+	n, err := node.Start(context.Background(), node.Config{
+		DataDir: b.DataDir, KafkaAddr: b.KafkaAddr, AdminAddr: b.AdminAddr, RegistryAddr: b.RegistryAddr,
+		BrokerConfigs: b.Configs, Logger: lg,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("broker config: %w", err)
+		return nil, err
 	}
-	if err := os.MkdirAll(b.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("broker data_dir: %w", err)
-	}
-	e = &embeddedBroker{reg: prometheus.NewRegistry()}
-	defer func() {
-		if err != nil {
-			e.stop(lg)
-		}
-	}()
-	if e.meta, err = metadata.OpenFile(b.DataDir, lg.Named("metadata")); err != nil {
-		return e, err
-	}
-	if _, err = e.meta.InitCluster(context.Background(), metadata.NewUUID().String()); err != nil {
-		return e, fmt.Errorf("initializing cluster metadata in %s: %w", b.DataDir, err)
-	}
-	if e.logs, err = log.NewManager(vfs.OS, b.DataDir, log.ManagerOptions{Logger: lg.Named("log"),
-		RetentionCheckInterval: bcfg.RetentionCheckInterval()}); err != nil {
-		return e, err
-	}
-	kcfg := kafka.DefaultConfig()
-	kcfg.Addr = b.KafkaAddr
-	kcfg.Metadata = e.meta
-	kcfg.Logs = e.logs
-	kcfg.BrokerConfig = bcfg
-	kcfg.Logger = lg.Named("kafka")
-	kcfg.Registerer = e.reg
-	srv, err := kafka.New(kcfg)
-	if err != nil {
-		return e, err
-	}
-	pids, err := txn.OpenFileBlockStore(vfs.OS, b.DataDir)
-	if err == nil {
-		err = srv.SetProducerIDStore(pids)
-	}
-	if err != nil {
-		return e, fmt.Errorf("producer ids in %s: %w", b.DataDir, err)
-	}
-	if err = srv.Start(); err != nil {
-		return e, fmt.Errorf("kafka listener %s: %w", b.KafkaAddr, err)
-	}
-	e.srv = srv
-	e.kafkaAddr = srv.Addr().String()
-	if a := strings.TrimSpace(b.AdminAddr); a != "" && !strings.EqualFold(a, "off") {
-		e.adm, err = admin.New(admin.Config{Addr: a, Registry: e.reg, Logger: lg.Named("admin")})
-		if err != nil {
-			return e, fmt.Errorf("admin listener %s: %w", a, err)
-		}
-		e.adm.Start()
-	}
-	stop, bound, err := startRegistry(lg.Named("registry"), b.RegistryAddr, e.kafkaAddr, e.meta, true)
-	if err != nil {
-		return e, err
-	}
-	e.stopRegistry = stop
-	if bound != "" {
-		e.registryURL = "http://" + dialable(bound)
-	}
-	lg.Info("embedded broker started", zap.String("kafka_addr", e.kafkaAddr), zap.String("schema_registry", e.registryURL),
-		zap.String("data_dir", b.DataDir))
-	return e, nil
-}
-
-// dialable turns a listen address (":8081", "[::]:8081") into one
-// clients can dial.
-func dialable(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
+	return &embeddedBroker{n: n, kafkaAddr: n.KafkaAddr(), registryURL: n.RegistryURL()}, nil
 }
 
 func (e *embeddedBroker) stop(lg *zap.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var errs []error
-	if e.stopRegistry != nil {
-		errs = append(errs, e.stopRegistry(ctx))
-	}
-	if e.srv != nil {
-		errs = append(errs, e.srv.Shutdown(ctx))
-	}
-	if e.adm != nil {
-		errs = append(errs, e.adm.Shutdown(ctx))
-	}
-	if e.logs != nil {
-		errs = append(errs, e.logs.Close())
-	}
-	if e.meta != nil {
-		errs = append(errs, e.meta.Close())
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := e.n.Shutdown(ctx); err != nil {
 		lg.Warn("embedded broker shutdown", zap.Error(err))
 	}
 }

@@ -12,13 +12,15 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+
+	"weir/broker/node"
 )
 
 // startTestRegistry serves weir's registry (as weir broker does) for the
 // broker at kafkaAddr and returns its URL once it answers.
 func startTestRegistry(t *testing.T, kafkaAddr string) string {
 	t.Helper()
-	stop, addr, err := startRegistry(zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), "127.0.0.1:0", kafkaAddr, nil, true)
+	stop, addr, err := node.ServeRegistry(zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), "127.0.0.1:0", kafkaAddr, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

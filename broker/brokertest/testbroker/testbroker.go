@@ -5,25 +5,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.uber.org/zap"
 
-	"weir/broker/kafka"
-	"weir/broker/log"
-	"weir/broker/log/vfs"
-	"weir/broker/metadata"
+	"weir/broker/node"
 )
 
-// Broker is a running single-node broker over a temp data directory.
+// Broker is a running single-node broker over a temp data directory,
+// assembled by broker/node as `weir broker` is (no admin listener, no
+// schema registry).
 type Broker struct {
 	t    testing.TB
 	Dir  string
 	Addr string
-	srv  *kafka.Server
-	meta *metadata.FileStore
-	logs *log.Manager
+	n    *node.Node
 }
 
 // Start starts a broker in t.TempDir(); it stops at cleanup.
@@ -33,52 +28,22 @@ func Start(t testing.TB) *Broker { return StartIn(t, t.TempDir()) }
 // data, to test restarts).
 func StartIn(t testing.TB, dir string) *Broker {
 	t.Helper()
-	lg := zap.NewNop()
-	meta, err := metadata.OpenFile(dir, lg)
+	n, err := node.Start(context.Background(), node.Config{DataDir: dir, KafkaAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := meta.InitCluster(context.Background(), "testbroker"); err != nil {
-		t.Fatal(err)
-	}
-	logs, err := log.NewManager(vfs.OS, dir, log.ManagerOptions{Logger: lg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := kafka.DefaultConfig()
-	cfg.Logs = logs
-	cfg.Addr = "127.0.0.1:0"
-	cfg.Metadata = meta
-	cfg.Logger = lg
-	cfg.Registerer = prometheus.NewRegistry()
-	srv, err := kafka.New(cfg)
-	if err != nil {
-		logs.Close()
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b := &Broker{t: t, Dir: dir, srv: srv, meta: meta, logs: logs, Addr: srv.Addr().String()}
+	b := &Broker{t: t, Dir: dir, n: n, Addr: n.KafkaAddr()}
 	t.Cleanup(b.Stop)
 	return b
 }
 
 // Stop shuts the broker down (idempotent).
 func (b *Broker) Stop() {
-	if b.srv == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := b.srv.Shutdown(ctx); err != nil {
+	if err := b.n.Shutdown(ctx); err != nil {
 		b.t.Errorf("testbroker: shutdown: %v", err)
 	}
-	if err := b.logs.Close(); err != nil {
-		b.t.Errorf("testbroker: closing logs: %v", err)
-	}
-	b.meta.Close()
-	b.srv = nil
 }
 
 // Client returns a franz-go client seeded with the broker, closed at

@@ -1,0 +1,378 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"weir/broker/admin"
+	"weir/broker/controller"
+	"weir/broker/kafka"
+	"weir/broker/log"
+	"weir/broker/log/vfs"
+	"weir/broker/metadata"
+	"weir/broker/topicconfig"
+	"weir/broker/txn"
+)
+
+// Config describes one broker node.
+type Config struct {
+	// NodeID is the broker's node id (in a cluster: its voter id).
+	NodeID int32
+	// DataDir holds the partition logs, the metadata (single node) or the
+	// Raft log (cluster), and the producer-id blocks. Created if missing.
+	DataDir string
+	// KafkaAddr is the Kafka listener, host:port; port 0 picks a free
+	// port (see Node.KafkaAddr).
+	KafkaAddr string
+	// KafkaListener, when set, is an already bound Kafka listener used
+	// instead of KafkaAddr (tests that know their ports before start).
+	KafkaListener net.Listener
+	// AdvertisedAddr is given to clients in Metadata ("" = the bound
+	// listener address).
+	AdvertisedAddr string
+	// AdminAddr is the admin HTTP listener (/metrics, /healthz, /readyz);
+	// "" or "off" runs none.
+	AdminAddr string
+	// RegistryAddr is the schema registry listener; "" or "off" runs none.
+	RegistryAddr string
+	// RegistryAddrIsDefault says RegistryAddr was not chosen by the user:
+	// when that port is taken the node runs without a registry (with a
+	// warning) instead of failing.
+	RegistryAddrIsDefault bool
+	// BrokerConfigs are broker-level configs with Kafka's names
+	// (num.partitions, log.retention.hours, ...); validated by Start.
+	BrokerConfigs map[string]string
+	// Controller makes the node a broker of a replicated cluster and a
+	// voter of its Raft controller quorum; nil is a single-node cluster
+	// that is its own controller.
+	Controller *ControllerConfig
+	// Logger receives the node's logs (nil: none).
+	Logger *zap.Logger
+	// Metrics receives the node's collectors and is served at /metrics
+	// (nil: a fresh registry, see Node.Metrics).
+	Metrics *prometheus.Registry
+	// TuneKafka, when set, adjusts the Kafka server's configuration after
+	// Start filled it in (tests shorten replication timings with it).
+	TuneKafka func(*kafka.Config)
+}
+
+// ControllerConfig is the node's part of the controller quorum.
+type ControllerConfig struct {
+	// Addr is the controller (Raft) listen address.
+	Addr string
+	// Voters is the quorum, the same list on every node.
+	Voters []controller.Voter
+	// SessionTimeout fences a broker silent this long (default 2s).
+	SessionTimeout time.Duration
+	// HeartbeatInterval is how often this broker heartbeats (default 250ms).
+	HeartbeatInterval time.Duration
+	// PreferredLeaderInterval: see controller.Config (0 = 30s, <0 never).
+	PreferredLeaderInterval time.Duration
+	// RaftTimeout: see controller.Config (0 = 1s).
+	RaftTimeout time.Duration
+	// Listener, when set, is an already bound controller listener.
+	Listener net.Listener
+	// Dial opens connections to other controllers (nil: plain TCP).
+	Dial controller.DialFunc
+	// NoWait starts serving without waiting for the quorum: for the very
+	// first start of a cluster, whose quorum forms as its brokers start.
+	NoWait bool
+}
+
+// Node is a running broker. Its methods are safe for concurrent use.
+type Node struct {
+	cfg          Config
+	lg           *zap.Logger
+	metrics      *prometheus.Registry
+	meta         metadata.Store
+	fileMeta     *metadata.FileStore // single node
+	ctrl         *controller.Node    // cluster
+	clusterID    string
+	logs         *log.Manager
+	srv          *kafka.Server
+	adm          *admin.Server
+	stopRegistry func(context.Context) error
+	registryAddr string
+	ready        atomic.Bool
+	stopped      atomic.Bool
+}
+
+// Start starts a node and returns once its listeners are bound and it
+// serves. In a cluster it first waits, until ctx is done, for the
+// controller quorum (logging every 10 s while it waits). On error
+// everything started so far is stopped again.
+func Start(ctx context.Context, cfg Config) (n *Node, err error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("node: no data directory")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	bcfg, err := topicconfig.NewBroker(cfg.BrokerConfigs)
+	if err != nil {
+		return nil, fmt.Errorf("broker config: %w", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	lg := cfg.Logger
+	n = &Node{cfg: cfg, lg: lg, metrics: cfg.Metrics}
+	defer func() {
+		if err != nil {
+			n.close(context.Background())
+			n = nil
+		}
+	}()
+
+	if c := cfg.Controller; c == nil {
+		if n.fileMeta, err = metadata.OpenFile(cfg.DataDir, lg.Named("metadata")); err != nil {
+			return n, err
+		}
+		if n.clusterID, err = n.fileMeta.InitCluster(ctx, metadata.NewUUID().String()); err != nil {
+			return n, fmt.Errorf("initializing cluster metadata in %s: %w", cfg.DataDir, err)
+		}
+		n.meta = n.fileMeta
+	} else {
+		n.ctrl, err = controller.Start(controller.Config{
+			NodeID: cfg.NodeID, Addr: c.Addr, Voters: c.Voters,
+			Dir: filepath.Join(cfg.DataDir, "controller"), BrokerConfig: bcfg,
+			SessionTimeout: c.SessionTimeout, HeartbeatInterval: c.HeartbeatInterval,
+			PreferredLeaderInterval: c.PreferredLeaderInterval, RaftTimeout: c.RaftTimeout,
+			Listener: c.Listener, Dial: c.Dial, Logger: lg.Named("controller"),
+		})
+		if err != nil {
+			return n, err
+		}
+		if !c.NoWait {
+			if err = n.waitQuorum(ctx); err != nil {
+				return n, err
+			}
+		}
+		n.meta, n.clusterID = n.ctrl, n.ctrl.Image().ClusterID()
+	}
+
+	if n.logs, err = log.NewManager(vfs.OS, cfg.DataDir, log.ManagerOptions{
+		Logger:                 lg.Named("log"),
+		RetentionCheckInterval: bcfg.RetentionCheckInterval(),
+	}); err != nil {
+		return n, err
+	}
+	if a := strings.TrimSpace(cfg.AdminAddr); a != "" && !strings.EqualFold(a, "off") {
+		n.adm, err = admin.New(admin.Config{Addr: a, Registry: n.metrics, Logger: lg.Named("admin"), Ready: n.readiness})
+		if err != nil {
+			return n, fmt.Errorf("admin listener %s: %w", a, err)
+		}
+		n.adm.Start()
+	}
+
+	kcfg := kafka.DefaultConfig()
+	kcfg.NodeID = cfg.NodeID
+	kcfg.Addr = cfg.KafkaAddr
+	kcfg.AdvertisedAddr = cfg.AdvertisedAddr
+	kcfg.Metadata = n.meta
+	kcfg.Logs = n.logs
+	kcfg.BrokerConfig = bcfg
+	kcfg.Logger = lg.Named("kafka")
+	kcfg.Registerer = n.metrics
+	if cfg.TuneKafka != nil {
+		cfg.TuneKafka(&kcfg)
+	}
+	srv, err := kafka.New(kcfg)
+	if err != nil {
+		return n, err
+	}
+	if n.ctrl != nil {
+		// Producer ids are reserved in blocks through the controller
+		// quorum, so no two brokers (and no restart) hand out one twice.
+		err = srv.SetProducerIDStore(n.ctrl)
+	} else {
+		// Producer ids are reserved in blocks persisted in the data
+		// directory, so an id is never handed out twice across restarts.
+		var pids *txn.FileBlockStore
+		if pids, err = txn.OpenFileBlockStore(vfs.OS, cfg.DataDir); err == nil {
+			err = srv.SetProducerIDStore(pids)
+		}
+	}
+	if err != nil {
+		return n, fmt.Errorf("producer ids in %s: %w", cfg.DataDir, err)
+	}
+	if cfg.KafkaListener != nil {
+		err = srv.Serve(cfg.KafkaListener)
+	} else {
+		err = srv.Start()
+	}
+	if err != nil {
+		return n, fmt.Errorf("kafka listener %s: %w", cfg.KafkaAddr, err)
+	}
+	n.srv = srv
+
+	if n.stopRegistry, n.registryAddr, err = ServeRegistry(lg.Named("registry"), cfg.RegistryAddr, n.KafkaAddr(), n.meta, !cfg.RegistryAddrIsDefault); err != nil {
+		return n, err
+	}
+	n.ready.Store(true)
+	lg.Info("broker started", zap.String("kafka_addr", n.KafkaAddr()), zap.String("admin_addr", n.AdminAddr()),
+		zap.String("schema_registry", n.RegistryURL()), zap.String("data_dir", cfg.DataDir),
+		zap.Int32("node_id", cfg.NodeID), zap.String("cluster_id", n.clusterID))
+	return n, nil
+}
+
+func (n *Node) waitQuorum(ctx context.Context) error {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := n.ctrl.WaitReady(wctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("gave up waiting for the controller quorum: %w", ctx.Err())
+		}
+		n.lg.Warn("still waiting for the controller quorum (are the other voters running?)", zap.Int32("controller_id", n.ctrl.ControllerID()))
+	}
+}
+
+func (n *Node) readiness() error {
+	if !n.ready.Load() {
+		return fmt.Errorf("kafka listener not serving")
+	}
+	return nil
+}
+
+// KafkaAddr is the bound Kafka listener address.
+func (n *Node) KafkaAddr() string {
+	if n.srv == nil {
+		return ""
+	}
+	return n.srv.Addr().String()
+}
+
+// AdminAddr is the bound admin listener address ("" when off).
+func (n *Node) AdminAddr() string {
+	if n.adm == nil {
+		return ""
+	}
+	return n.adm.Addr()
+}
+
+// RegistryAddr is the bound schema registry listener address ("" when
+// off).
+func (n *Node) RegistryAddr() string { return n.registryAddr }
+
+// RegistryURL is the schema registry's URL for clients ("" when off).
+func (n *Node) RegistryURL() string {
+	if n.registryAddr == "" {
+		return ""
+	}
+	return "http://" + Dialable(n.registryAddr)
+}
+
+// ClusterID is the cluster's id.
+func (n *Node) ClusterID() string { return n.clusterID }
+
+// Server is the Kafka server.
+func (n *Node) Server() *kafka.Server { return n.srv }
+
+// Metadata is the node's view of the cluster metadata.
+func (n *Node) Metadata() metadata.Store { return n.meta }
+
+// Controller is the node's controller (nil for a single node).
+func (n *Node) Controller() *controller.Node { return n.ctrl }
+
+// Logs is the node's partition-log manager.
+func (n *Node) Logs() *log.Manager { return n.logs }
+
+// Metrics is the registry the node's collectors are in.
+func (n *Node) Metrics() *prometheus.Registry { return n.metrics }
+
+// Shutdown stops the node: readiness off, in a cluster a controlled
+// shutdown (leaderships handed to other in-sync replicas, bounded by
+// half of ctx's time and at most 10 s), then the registry, the Kafka
+// listener (in-flight requests finish until ctx is done), the admin
+// listener, the controller, the logs and the metadata. It returns the
+// first error; calling it again returns nil.
+func (n *Node) Shutdown(ctx context.Context) error {
+	if n.stopped.Swap(true) {
+		return nil
+	}
+	n.ready.Store(false)
+	if n.ctrl != nil {
+		grace := 10 * time.Second
+		if d, ok := ctx.Deadline(); ok {
+			grace = min(time.Until(d)/2, grace)
+		}
+		hctx, cancel := context.WithTimeout(ctx, grace)
+		if err := n.ctrl.Shutdown(hctx); err != nil {
+			n.lg.Warn("controlled shutdown incomplete; stopping anyway", zap.Error(err))
+		}
+		cancel()
+	}
+	err := n.close(ctx)
+	n.lg.Info("broker stopped")
+	return err
+}
+
+// Close stops the node at once, without the controlled shutdown (its
+// leaderships move only when the controller fences it, as after a
+// crash). Calling it again, or after Shutdown, returns nil.
+func (n *Node) Close(ctx context.Context) error {
+	if n.stopped.Swap(true) {
+		return nil
+	}
+	return n.close(ctx)
+}
+
+// close stops whatever is running, in reverse order of Start.
+func (n *Node) close(ctx context.Context) error {
+	n.ready.Store(false)
+	var errs []error
+	add := func(what string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	if n.stopRegistry != nil {
+		add("schema registry shutdown", n.stopRegistry(ctx))
+	}
+	if n.srv != nil {
+		add("kafka shutdown", n.srv.Shutdown(ctx))
+	}
+	if n.adm != nil {
+		add("admin shutdown", n.adm.Shutdown(ctx))
+	}
+	if n.ctrl != nil {
+		add("controller shutdown", n.ctrl.Close())
+	}
+	if n.logs != nil {
+		add("closing partition logs", n.logs.Close())
+	}
+	if n.fileMeta != nil {
+		add("closing metadata", n.fileMeta.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Dialable turns a listen address (":8081", "[::]:8081") into one
+// clients can dial.
+func Dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
