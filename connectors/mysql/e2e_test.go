@@ -505,12 +505,12 @@ func TestEndToEnd(t *testing.T) {
 	e.b.CreateTopic(e.topic("t"), 3, nil)
 	// The index: one shard, no replica; delete versions kept for an hour
 	// (a restarted sink replays from its last commit, see
-	// connectors/elasticsearch/cdc.go); documents kept as _source only
-	// (dynamic: false): the check reads documents back, and mapping every
-	// field would only slow the 2-core CI down.
+	// connectors/elasticsearch/cdc.go). For the 2-core CI: documents kept
+	// as _source only (dynamic: false; the check reads documents back),
+	// no periodic refresh (the check refreshes) and no fsync per bulk.
 	index := fmt.Sprintf("weir-mysql-e2e-%d", time.Now().UnixNano())
-	es.MustDo(t, "PUT", "/"+index, []byte(`{"settings":{"number_of_shards":1,"number_of_replicas":0,"index.gc_deletes":"1h"},
-		"mappings":{"dynamic":false}}`))
+	es.MustDo(t, "PUT", "/"+index, []byte(`{"settings":{"number_of_shards":1,"number_of_replicas":0,"index.gc_deletes":"1h",
+		"refresh_interval":"-1","translog.durability":"async"},"mappings":{"dynamic":false}}`))
 	sg := &sinkGroup{t: t, adm: kadm.NewClient(e.b.Client()), group: "e2e-search", instance: "e2e-search-1", topic: e.topic("t")}
 	cc := childConfig{Broker: e.b.Addr, Config: e.config("e2e"), Sink: &childSink{URL: es.URL, Index: index, Topic: sg.topic,
 		Registry: e.reg, Group: sg.group, Instance: sg.instance}}
