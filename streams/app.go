@@ -119,7 +119,8 @@ type App struct {
 
 	prodMu  sync.Mutex
 	prodErr error
-	fatal   error // set in callbacks, read by the loop (serialized by the rebalance gate)
+	promise func(*kgo.Record, error) // a.promiseFn, bound once
+	fatal   error                    // set in callbacks, read by the loop (serialized by the rebalance gate)
 	killed  atomic.Bool
 	// restored counts changelog records read by restores over the
 	// instance's life (tests, logs).
@@ -138,6 +139,7 @@ func New(tp *Topology, cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, tp: tp, log: cfg.Logger.With(zap.String("app", cfg.ApplicationID)),
 		tasks: make(map[string]*task), srcs: make(map[string]*node), done: make(chan struct{})}
+	a.promise = a.promiseFn
 	for _, src := range tp.sources {
 		a.srcs[topicName(cfg.ApplicationID, src)] = src
 	}
@@ -281,20 +283,30 @@ func (a *App) taskList() []*task {
 	return ts
 }
 
-// send implements producer.
+// send implements producer. Records without a done hook (all but
+// markers) share one promise, a.promise, so a send allocates no closure.
 func (a *App) send(r *kgo.Record, done func(*kgo.Record, error)) {
+	if done == nil {
+		a.cl.Produce(context.Background(), r, a.promise)
+		return
+	}
 	a.cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
-		if err != nil {
-			a.prodMu.Lock()
-			if a.prodErr == nil {
-				a.prodErr = fmt.Errorf("%w: topic %s partition %d: %v", ErrProduce, r.Topic, r.Partition, err)
-			}
-			a.prodMu.Unlock()
-		}
-		if done != nil {
-			done(r, err)
-		}
+		a.promise(r, err)
+		done(r, err)
 	})
+}
+
+// promiseFn records the first refused write (the next commit fails on
+// it); New binds it to a.promise once.
+func (a *App) promiseFn(r *kgo.Record, err error) {
+	if err == nil {
+		return
+	}
+	a.prodMu.Lock()
+	if a.prodErr == nil {
+		a.prodErr = fmt.Errorf("%w: topic %s partition %d: %v", ErrProduce, r.Topic, r.Partition, err)
+	}
+	a.prodMu.Unlock()
 }
 
 func (a *App) produceErr() error {

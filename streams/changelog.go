@@ -199,7 +199,7 @@ func (t *task) close(clean bool) error {
 		}
 		if clean && t.stateDir != "" && t.err == nil {
 			dir := filepath.Join(t.stateDir, s.spec.name)
-			err := s.st.Backend().Sync()
+			err := s.st.Sync()
 			if err == nil {
 				err = writeCheckpoint(dir, checkpoint{NextChangelog: s.lastMarker.Load() + 1, Applied: s.applied, StreamTime: t.streamTime})
 			}
