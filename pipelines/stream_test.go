@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -542,5 +543,79 @@ func TestStreamsMetricsAndReload(t *testing.T) {
 		if s.State != "running" || s.LastErr != nil {
 			t.Errorf("%s: %s, %v", s.ID, s.State, s.LastErr)
 		}
+	}
+}
+
+const avroCounts = `
+topic "logs" {}
+topic "counts" {
+  schema = <<-EOT
+    {"type": "record", "name": "Count", "fields": [
+      {"name": "service", "type": "string"},
+      {"name": "window_start", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+      {"name": "window_end", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+      {"name": "count", "type": "long"}
+    ]}
+  EOT
+}
+
+stream "per_minute" {
+  from     = [topic.logs]
+  to       = topic.counts
+  group_by = record.service
+  window "tumbling" {
+    size = "1m"
+    emit = "final"
+  }
+  count {}
+}
+
+sink "file" "out" {
+  from = [topic.counts]
+  path = "${path.root}/out/counts.jsonl"
+}
+`
+
+// TestStreamAvroResults: results written to a topic with an Avro schema
+// are Avro (registered schema, Confluent framing) and read back as the
+// same fields.
+func TestStreamAvroResults(t *testing.T) {
+	e := newEnv(t)
+	e.write("p.hcl", avroCounts)
+	r := e.streamRunner(t.TempDir())
+	if _, err := r.Apply(context.Background(), e.load()); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	e.produce("logs",
+		jsonRec(t0.Add(5*time.Second), map[string]any{"service": "a"}),
+		jsonRec(t0.Add(65*time.Second), map[string]any{"service": "a"}),
+		jsonRec(t0.Add(10*time.Second), map[string]any{"service": "b"}), // late: grace is 0
+		jsonRec(t0.Add(62*time.Second), map[string]any{"service": "b"}),
+		jsonRec(t0.Add(time.Hour), map[string]any{"service": "flush"}))
+	out := filepath.Join(e.dir, "out/counts.jsonl")
+	testbroker.CheckFor(t, 30*time.Second, func() error {
+		if n := len(readLines(t, out)); n != 3 {
+			return fmt.Errorf("%d results, want 3", n)
+		}
+		return nil
+	})
+	var got []string
+	for _, m := range readLines(t, out) {
+		got = append(got, fmt.Sprint(m["service"], " ", m["window_start"], " ", m["window_end"], " ", m["count"]))
+	}
+	sort.Strings(got)
+	want := []string{"a 2024-05-01T10:00:00Z 2024-05-01T10:01:00Z 1", "a 2024-05-01T10:01:00Z 2024-05-01T10:02:00Z 1",
+		"b 2024-05-01T10:01:00Z 2024-05-01T10:02:00Z 1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("results\n%q\nwant\n%q", got, want)
+	}
+	for _, rec := range e.b.ReadAll("counts") {
+		if len(rec.Value) < 5 || rec.Value[0] != 0 {
+			t.Fatalf("result not Avro-framed: %x", rec.Value)
+		}
+	}
+	if s := statusOf(r, "stream.per_minute"); s.Late != 1 {
+		t.Fatalf("status %+v: want 1 late record", s)
 	}
 }
