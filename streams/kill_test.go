@@ -2,8 +2,10 @@ package streams
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -167,9 +169,13 @@ type appProc struct {
 	cur   []TaskMetrics
 	// tasks: the latest snapshot of every task the child ever reported
 	// (a task's counters start again when it is reassigned).
-	tasks    map[string]TaskMetrics
-	restored int64
-	final    bool
+	tasks map[string]TaskMetrics
+	// grew: the tasks whose Processed grew since the previous line.
+	grew      map[string]bool
+	frozenCur []TaskMetrics
+	frozenAll map[string]TaskMetrics
+	restored  int64
+	final     bool
 }
 
 func startAppProc(t *testing.T, name string, cc killChildConfig) *appProc {
@@ -209,7 +215,15 @@ func startAppProc(t *testing.T, name string, cc killChildConfig) *appProc {
 			}
 			p.mu.Lock()
 			p.lines++
-			p.cur = st.Tasks
+			if !st.Final { // the final line, after Run, lists no task
+				p.grew = map[string]bool{}
+				for _, m := range st.Tasks {
+					if prev, ok := p.tasks[m.Task]; ok && m.Processed > prev.Processed {
+						p.grew[m.Task] = true
+					}
+				}
+				p.cur = st.Tasks
+			}
 			for _, m := range st.Tasks {
 				p.tasks[m.Task] = m
 			}
@@ -238,6 +252,29 @@ func (p *appProc) status() (cur []TaskMetrics, lines int, all map[string]TaskMet
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.cur), p.lines, maps.Clone(p.tasks)
+}
+
+// freeze keeps the current status for checks after the stop (frozen).
+func (p *appProc) freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frozenCur, p.frozenAll = slices.Clone(p.cur), maps.Clone(p.tasks)
+}
+
+// frozen returns what status returned at freeze.
+func (p *appProc) frozen() (cur []TaskMetrics, all map[string]TaskMetrics) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.frozenCur, p.frozenAll
+}
+
+// busy reports whether the child's last line shows a task for which
+// match is true processing: with a backlog, or with records processed
+// since the line before.
+func (p *appProc) busy(match func(task string) bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.ContainsFunc(p.cur, func(m TaskMetrics) bool { return match(m.Task) && (m.Lag > 0 || p.grew[m.Task]) })
 }
 
 func (p *appProc) owns() []string {
@@ -298,8 +335,12 @@ type killRun struct {
 	internal  []string // internal input topics (repartition) to wait on
 	storeTask func(task string) bool
 	recs      []*kgo.Record
-	instances int   // at the start
-	window    int64 // records produced ahead of the group's commits before the kill
+	instances int // at the start
+	// steady: kill only once the victim has committed input of phase 2
+	// (a crash at a random point of its commit cycle); otherwise at the
+	// first sign it processes phase 2 (before its first commit of it, so
+	// it always leaves uncommitted, already written records behind).
+	steady bool
 
 	procs    []*appProc
 	victim   *appProc
@@ -381,20 +422,69 @@ func (r *killRun) run() {
 	n := len(r.recs)
 	p2 := n * 7 / 10
 
-	// Phase 1 and 2: a producer that keeps at most r.window records
-	// ahead of the group's commits until the kill, so the kill lands
-	// while input is flowing and the instances are busy.
+	// Phase 1: a fifth of the input, until every instance owns tasks and
+	// the group has committed all of it (so every task, the victim's
+	// included, has committed state in its changelogs).
 	prod := r.b.Client(partition.Option(), kgo.MaxBufferedRecords(100_000), kgo.ProducerBatchMaxBytes(1<<20))
+	p1 := n / 5
+	if err := produceErr(ctx, prod, r.recs[:p1]); err != nil {
+		t.Fatal(err)
+	}
+	testbroker.CheckFor(t, 90*time.Second, func() error {
+		for _, p := range r.procs {
+			if p.exited() {
+				return fmt.Errorf("%s exited: %v", p.name, p.cmd.ProcessState)
+			}
+			if len(p.owns()) == 0 {
+				return fmt.Errorf("%s owns no task yet", p.name)
+			}
+		}
+		if _, err := r.ownership(r.procs, nTasks); err != nil {
+			return err
+		}
+		return r.caughtUp(ctx)
+	})
+
+	end1, err := r.ends(ctx, r.input)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Phase 2: the next half of the input, in the background, at most a
+	// tenth of the input ahead of the group's commits until the kill. The
+	// kill comes at the first status line, printed after phase 2 began,
+	// in which an instance shows it is processing an input task (a
+	// backlog, or records processed since its line before; with steady,
+	// only once it has committed phase 2 input on each of its input
+	// tasks): it is in the middle of its work, not idle after a commit,
+	// and the producer is still feeding.
 	var produced atomic.Int64
 	var killed atomic.Bool
 	var prodErr error // set before prodDone closes
 	prodDone := make(chan struct{})
 	pctx, pcancel := context.WithCancel(ctx)
 	defer func() { pcancel(); <-prodDone }()
+	lines0 := map[*appProc]int{}
+	for _, p := range r.procs {
+		_, lines0[p], _ = p.status()
+	}
 	go func() {
 		defer close(prodDone)
-		const chunk = 10_000
-		for lo := 0; lo < p2; lo += chunk {
+		var mu sync.Mutex
+		var first error
+		acked := func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}
+		window := int64(n / 10)
+		for lo := p1; lo < p2; lo += 5_000 {
+			// Until the kill, stay within window records of the
+			// group's commits, so input is still flowing at the kill.
 			for !killed.Load() {
 				com, err := r.committed(pctx, r.input)
 				if err != nil {
@@ -405,7 +495,7 @@ func (r *killRun) run() {
 				for _, c := range com {
 					sum += c
 				}
-				if int64(lo)-sum <= r.window {
+				if int64(lo)-sum <= window {
 					break
 				}
 				select {
@@ -415,58 +505,51 @@ func (r *killRun) run() {
 				case <-time.After(10 * time.Millisecond):
 				}
 			}
-			if err := produceErr(pctx, prod, r.recs[lo:min(lo+chunk, p2)]); err != nil {
-				prodErr = err
-				return
+			for _, rec := range r.recs[lo:min(lo+5_000, p2)] {
+				prod.Produce(pctx, rec, acked)
 			}
-			produced.Store(int64(min(lo+chunk, p2)))
+			produced.Store(int64(min(lo+5_000, p2)))
 		}
+		err := prod.Flush(pctx)
+		mu.Lock()
+		defer mu.Unlock()
+		prodErr = cmp.Or(err, first)
 	}()
-
-	// The kill: once every instance owns tasks and every input partition
-	// has a commit (so the victim leaves committed state behind) and a
-	// fifth of the input was committed.
-	testbroker.CheckFor(t, 90*time.Second, func() error {
+	isInput := func(id string) bool { return strings.HasPrefix(id, r.input+"-") }
+	testbroker.CheckFor(t, 60*time.Second, func() error {
+		var com map[int32]int64
+		if r.steady {
+			var err error
+			if com, err = r.committed(ctx, r.input); err != nil {
+				return err
+			}
+		}
+	procs:
+		for _, p := range r.procs {
+			if _, lines, _ := p.status(); lines <= lines0[p]+1 || !p.busy(isInput) {
+				continue
+			}
+			if r.steady {
+				// It committed phase 2 input on every input task.
+				for _, id := range p.owns() {
+					if pid, ok := strings.CutPrefix(id, r.input+"-"); ok {
+						n, _ := strconv.Atoi(pid)
+						if com[int32(n)] <= end1[int32(n)] {
+							continue procs
+						}
+					}
+				}
+			}
+			r.victim = p
+			return nil
+		}
 		select {
 		case <-prodDone:
-			if prodErr != nil {
-				t.Fatalf("producing: %v", prodErr)
-			}
+			return fmt.Errorf("the producer finished (error: %v) and no instance was seen processing", prodErr)
 		default:
 		}
-		for _, p := range r.procs {
-			if p.exited() {
-				return fmt.Errorf("%s exited: %v", p.name, p.cmd.ProcessState)
-			}
-			if len(p.owns()) == 0 {
-				return fmt.Errorf("%s owns no task yet", p.name)
-			}
-		}
-		com, err := r.committed(ctx, r.input)
-		if err != nil {
-			return err
-		}
-		var sum int64
-		for p := range parts {
-			if com[p] <= 0 {
-				return fmt.Errorf("input partition %d not committed yet", p)
-			}
-			sum += com[p]
-		}
-		if sum < int64(n/5) {
-			return fmt.Errorf("%d input records committed", sum)
-		}
-		return nil
+		return errors.New("no instance seen processing an input task yet")
 	})
-	for _, p := range r.procs {
-		if slices.ContainsFunc(p.owns(), func(id string) bool { return strings.HasPrefix(id, r.input+"-") }) {
-			r.victim = p
-			break
-		}
-	}
-	if r.victim == nil {
-		t.Fatal("no instance owns an input task")
-	}
 	for _, p := range r.procs {
 		if p != r.victim {
 			r.survive = append(r.survive, p)
@@ -475,8 +558,8 @@ func (r *killRun) run() {
 	vcur, _, _ := r.victim.status()
 	r.vicTasks = r.victim.owns()
 	r.victim.kill()
-	killed.Store(true)
 	r.killedAt = produced.Load()
+	killed.Store(true)
 	// The victim's last commits: read now, while the group still has it
 	// as a member (its session lasts 6s), so no other instance can have
 	// committed its partitions since.
@@ -564,6 +647,11 @@ func (r *killRun) run() {
 		}
 		return nil
 	})
+	// Stopping one instance moves its tasks to the others: what the
+	// checks look at is the state before the stops.
+	for _, p := range live {
+		p.freeze()
+	}
 	for _, p := range live {
 		p.stop(t)
 	}
@@ -606,7 +694,7 @@ func (r *killRun) checkRestores(phase3 map[int32]int64) {
 		var by *appProc
 		var m TaskMetrics
 		for _, p := range r.survive {
-			_, _, all := p.status()
+			_, all := p.frozen()
 			if mm, ok := all[id]; ok && mm.Restored > 0 && (by == nil || mm.Restored > m.Restored) {
 				by, m = p, mm
 			}
@@ -622,9 +710,12 @@ func (r *killRun) checkRestores(phase3 map[int32]int64) {
 	if taken == 0 && slices.ContainsFunc(r.vicTasks, r.storeTask) {
 		t.Error("no task of the victim was restored by a survivor")
 	}
-	_, _, all := r.added.status()
+	// The added instance's tasks at its last status before the stops (a
+	// task it was given and lost again in a rebalance is only logged).
+	cur, all := r.added.frozen()
 	restored := 0
-	for id, m := range all {
+	for _, m := range cur {
+		id := m.Task
 		if !r.storeTask(id) {
 			continue
 		}
@@ -632,17 +723,21 @@ func (r *killRun) checkRestores(phase3 map[int32]int64) {
 		if m.Restored == 0 || m.Restored < m.RestoreTotal {
 			t.Errorf("%s: task %s restored %d of %d changelog records", r.added.name, id, m.Restored, m.RestoreTotal)
 		}
-		var p int32
 		if pid, ok := strings.CutPrefix(id, r.input+"-"); ok {
-			fmt.Sscan(pid, &p)
-			if m.Processed == 0 || m.Processed > phase3[p] {
-				t.Errorf("%s: task %s processed %d input records; want 1..%d (only what was produced after it joined)", r.added.name, id, m.Processed, phase3[p])
+			p, _ := strconv.Atoi(pid)
+			if m.Processed == 0 || m.Processed > phase3[int32(p)] {
+				t.Errorf("%s: task %s processed %d input records; want 1..%d (only what was produced after it joined)", r.added.name, id, m.Processed, phase3[int32(p)])
 			}
 		}
-		t.Logf("%s: task %s restored %d changelog records, then processed %d input records", r.added.name, id, m.Restored, m.Processed)
+		t.Logf("%s: task %s restored %d changelog records, then processed %d records", r.added.name, id, m.Restored, m.Processed)
+	}
+	for id, m := range all {
+		if !slices.ContainsFunc(cur, func(c TaskMetrics) bool { return c.Task == id }) {
+			t.Logf("%s: task %s was moved away again after restoring %d of %d changelog records", r.added.name, id, m.Restored, m.RestoreTotal)
+		}
 	}
 	if restored == 0 {
-		t.Errorf("%s restored no task", r.added.name)
+		t.Errorf("%s ended with no task with a store (owned %v)", r.added.name, cur)
 	}
 }
 
@@ -694,7 +789,7 @@ func TestCountExactAcrossKillAndScaleOut(t *testing.T) {
 	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "events",
 		cc:        killChildConfig{Broker: b.Addr, AppID: "wc", Topology: "count", CommitInterval: 200 * time.Millisecond},
 		storeTask: func(string) bool { return true },
-		recs:      recs, instances: 3, window: 150_000}
+		recs:      recs, instances: 3}
 	r.run()
 
 	phase3 := map[int32]int64{}
@@ -782,7 +877,7 @@ func TestGroupByCountAcrossKill(t *testing.T) {
 	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "gevents", internal: []string{repart},
 		cc:        killChildConfig{Broker: b.Addr, AppID: app, Topology: "groupby", CommitInterval: 200 * time.Millisecond},
 		storeTask: func(id string) bool { return strings.HasPrefix(id, repart+"-") },
-		recs:      recs, instances: 2, window: 30_000}
+		recs:      recs, instances: 2}
 	r.run()
 
 	phase3 := map[int32]int64{}
