@@ -44,7 +44,8 @@ const (
 	benchValueBytes = 100
 )
 
-// benchBroker is testbroker's in-process weir broker started with
+// benchBroker is testbroker's in-process weir broker (its group
+// coordinator already running) started with
 // group.initial.rebalance.delay.ms=0, as Kafka's own config/server.properties
 // ships it for development and testing: with the default 3 s, every run
 // would spend its first 3 seconds waiting for more group members before
@@ -97,7 +98,15 @@ func startBenchBroker(b *testing.B) *benchBroker {
 		}
 		meta.Close()
 	})
-	return &benchBroker{b: b, Addr: srv.Addr().String()}
+	br := &benchBroker{b: b, Addr: srv.Addr().String()}
+	// Create __consumer_offsets now (the first FindCoordinator does, 50
+	// partitions), untimed, as on any cluster that has seen a group.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := kadm.NewClient(br.Client()).FindGroupCoordinators(ctx, "warm-up").Error(); err != nil {
+		b.Fatal(err)
+	}
+	return br
 }
 
 // Client returns a franz-go client seeded with the broker, closed at
@@ -256,6 +265,101 @@ func BenchmarkCountByKey(b *testing.B) {
 		report(b, benchRecords, time.Since(start))
 		stop()
 	}
+}
+
+// The Task benchmarks run the same topologies as StatelessMapFilter and
+// CountByKey through their four tasks in this goroutine, with no broker
+// and no client: records come from memory and sends are counted and
+// dropped (acknowledged at once). They measure the streams runtime alone
+// (decode, operators, stores with Pebble, changelog and output records
+// built), the ceiling if the broker and franz-go cost nothing. Four
+// flushes (commits) per run: the end-to-end runs, 1 to 3 s long, commit
+// every second and once more at the end.
+
+// nullProducer acknowledges and drops every record.
+type nullProducer struct{ n int }
+
+func (p *nullProducer) send(r *kgo.Record, done func(*kgo.Record, error)) {
+	p.n++
+	if done != nil {
+		done(r, nil)
+	}
+}
+
+func taskBench(b *testing.B, tp *Topology, keys int) {
+	const n = 1_000_000
+	val := bytes.Repeat([]byte("x"), benchValueBytes)
+	recs := make([][]*kgo.Record, benchPartitions)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range n {
+		var k []byte
+		if keys > 0 {
+			k = []byte("key-" + strconv.Itoa(r.IntN(keys)))
+		} else {
+			k = binary.BigEndian.AppendUint64(nil, uint64(i))
+		}
+		p := partition.ForKey(k, benchPartitions)
+		recs[p] = append(recs[p], &kgo.Record{Key: k, Value: val, Offset: int64(len(recs[p])), Timestamp: time.UnixMilli(int64(i))})
+	}
+	b.ResetTimer()
+	for range b.N {
+		dir := b.TempDir()
+		var ts []*task
+		out := &nullProducer{}
+		for p := range int32(benchPartitions) {
+			t := tp.newTask("tb", tp.sources[0], p)
+			t.out = out
+			t.cacheMax = 10 << 20
+			t.stateDir = filepath.Join(dir, t.id)
+			t.openBack = func(dir string) (store.Backend, error) { return store.OpenPebble(dir, store.PebbleOptions{}) }
+			if err := t.open(&nullReader{}); err != nil {
+				b.Fatal(err)
+			}
+			ts = append(ts, t)
+		}
+		start := time.Now()
+		for round := range 4 {
+			for p, t := range ts {
+				rs := recs[p]
+				lo, hi := len(rs)*round/4, len(rs)*(round+1)/4
+				for _, kr := range rs[lo:hi] {
+					t.process(kr)
+				}
+			}
+			for _, t := range ts {
+				if err := t.flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		d := time.Since(start)
+		for _, t := range ts {
+			if err := t.close(true); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(n)/d.Seconds(), "records/s")
+		b.ReportMetric(float64(out.n), "sent")
+		b.ReportMetric(0, "ns/op")
+	}
+}
+
+// nullReader is an empty changelog.
+type nullReader struct{}
+
+func (nullReader) read(string, int32, int64, func(int64), func(*kgo.Record) error) error { return nil }
+
+func BenchmarkTaskCountByKey(b *testing.B) {
+	bld := NewBuilder()
+	Count(GroupByKey(From(bld, "in", String(), Bytes()), String(), Bytes()), "n").ToStream().To("counts", String(), Int64())
+	taskBench(b, mustBuildB(b, bld), 100_000)
+}
+
+func BenchmarkTaskStatelessMapFilter(b *testing.B) {
+	bld := NewBuilder()
+	s := From(bld, "in", Bytes(), Bytes()).Filter(func(k, _ []byte) bool { return binary.BigEndian.Uint64(k)%10 != 3 })
+	MapValues(s, func(_, v []byte) []byte { return bytes.ToUpper(v) }).To("out", Bytes(), Bytes())
+	taskBench(b, mustBuildB(b, bld), 0)
 }
 
 // BenchmarkRestore restores a 1,000,000-entry store (one changelog
