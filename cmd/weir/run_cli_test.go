@@ -186,6 +186,25 @@ func TestRunQuickstart(t *testing.T) {
 			t.Fatalf("time not parsed: %v", m)
 		}
 	}
+	// The stream's per-minute counts: the last update of each (service,
+	// minute) is the number of archived records of that service in it.
+	want := map[string]float64{}
+	for _, m := range lines {
+		ts, _ := time.Parse(time.RFC3339Nano, m["time"].(string))
+		want[fmt.Sprint(m["service"], " ", ts.Truncate(time.Minute).UTC().Format(time.RFC3339))]++
+	}
+	perMinute := filepath.Join(dir, "out", "requests_per_minute.jsonl")
+	waitFor(t, 20*time.Second, func() error {
+		got := map[string]float64{}
+		for _, m := range readJSONLines(t, perMinute) {
+			n, _ := m["requests"].(float64)
+			got[fmt.Sprint(m["service"], " ", m["window_start"])] = n
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("requests per minute %v, want %v\nstderr:\n%s", got, want, p.stderr.String())
+		}
+		return nil
+	})
 	waitFor(t, 10*time.Second, func() error {
 		if !strings.Contains(p.stdout.String(), `"alert":"search took`) {
 			return fmt.Errorf("stdout sink printed no slow request yet: %q", p.stdout.String())
@@ -243,7 +262,7 @@ func TestRunQuickstart(t *testing.T) {
 
 func TestValidateFmtGraph(t *testing.T) {
 	out := mustWeir(t, "", "validate", "../../examples/quickstart")
-	if !strings.Contains(out, "valid: 2 topics, 1 sources, 1 streams, 2 sinks") {
+	if !strings.Contains(out, "valid: 3 topics, 1 sources, 2 streams, 3 sinks") {
 		t.Fatalf("validate: %q", out)
 	}
 	dot := mustWeir(t, "", "graph", "../../examples/quickstart")

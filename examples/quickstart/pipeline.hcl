@@ -1,6 +1,7 @@
 # weir quickstart: tail a sample application log, parse it, store it as Avro
-# in a topic, pick out slow requests with a stream, and write everything to a
-# file and the slow requests to the terminal. No external services.
+# in a topic, pick out slow requests with a stream, count requests per service
+# per minute with another, and write everything to a file, the counts to
+# another and the slow requests to the terminal. No external services.
 
 variable "kafka_addr" {
   type        = string
@@ -86,4 +87,30 @@ sink "file" "archive" {
 
 sink "stdout" "console" {
   from = [topic.slow_requests]
+}
+
+topic "requests_per_minute" {
+  partitions = 1
+}
+
+# Requests per service per minute of event time, no Go code: group_by,
+# window and count run on weir's streams engine, with the counts kept in a
+# changelog topic (a restart goes on counting where it stopped). Each
+# record updates its window; the last line of a window holds its total.
+stream "requests_per_minute" {
+  from     = [topic.app_logs]
+  to       = topic.requests_per_minute
+  group_by = record.service
+  window "tumbling" {
+    size  = "1m"
+    grace = "10m"
+  }
+  count {
+    field = "requests"
+  }
+}
+
+sink "file" "per_minute" {
+  from = [topic.requests_per_minute]
+  path = "${path.root}/out/requests_per_minute.jsonl"
 }
