@@ -367,6 +367,11 @@ func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
 	diags = append(diags, d...)
 	s.Steps = chain
 	diags = append(diags, l.decodeOps(c, s, steps.Blocks)...)
+	if a, ok := c.Attributes[metaTransforms]; ok && s.agg != nil && s.Steps.hasKind("route") {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Route in an aggregating stream",
+			Detail:  "A transform this stream uses has route steps, which send records elsewhere; an aggregating stream writes only its results, to its to topic.",
+			Subject: a.Expr.Range().Ptr()})
+	}
 	var th []string
 	for _, t := range append(append([]string{s.To}, s.From...), routes...) {
 		th = append(th, l.topicHash(t))

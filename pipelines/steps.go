@@ -66,6 +66,16 @@ func (c *Chain) Len() int {
 	return len(c.steps)
 }
 
+// hasKind reports whether a step of the given block type is in the chain.
+func (c *Chain) hasKind(kind string) bool {
+	for _, st := range c.steps {
+		if st.kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // Apply runs the steps over ev in order. The returned error (wrapping
 // ErrStep, naming the step and its file:line) reports the first step
 // that failed; the outcome says what became of the event: on_error
