@@ -209,9 +209,11 @@ func (a *App) Run(ctx context.Context) error {
 func (a *App) loop(ctx context.Context) error {
 	last := time.Now()
 	for {
-		// Poll with a deadline so an idle instance still commits what it
-		// processed last.
-		pctx, pcancel := context.WithTimeout(ctx, a.cfg.CommitInterval)
+		// Poll until the next commit is due at the latest, so commits keep
+		// their schedule when the input goes idle (and an idle instance
+		// still commits what it processed last).
+		wait := max(time.Until(last.Add(a.cfg.CommitInterval)), time.Millisecond)
+		pctx, pcancel := context.WithTimeout(ctx, wait)
 		fs := a.cl.PollRecords(pctx, a.cfg.MaxPollRecords)
 		pcancel()
 		if a.killed.Load() {
