@@ -68,9 +68,10 @@ type Store struct {
 	flushes int64
 
 	// OnFlush, if set, is called for each dirty entry during Flush, in the
-	// order the entries became dirty. v is nil for a deletion. k and v stay valid and unchanged
-	// after the call (the store never mutates a value it was given), so the
-	// hook may keep them, e.g. in a produced record.
+	// order the entries became dirty. v is nil for a deletion. k and v
+	// stay valid and unchanged after the call (the store never mutates a
+	// value it was given), so the hook may keep them, e.g. in a produced
+	// record.
 	OnFlush func(k, v []byte) error
 }
 
