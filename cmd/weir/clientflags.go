@@ -75,6 +75,19 @@ func (f *clientFlags) requestCtx(parent context.Context) (context.Context, conte
 	return context.WithTimeout(parent, f.timeout)
 }
 
+// withAdmin runs fn with an admin client and a context that bounds the
+// command's requests by --timeout; the client is closed when fn returns.
+func (f *clientFlags) withAdmin(parent context.Context, fn func(ctx context.Context, adm *kadm.Client) error) error {
+	adm, cl, err := f.admin()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := f.requestCtx(parent)
+	defer cancel()
+	return fn(ctx, adm)
+}
+
 // explain adds what to do to errors that mean the brokers are unreachable.
 func (f *clientFlags) explain(err error) error {
 	if err == nil {

@@ -63,23 +63,18 @@ func groupListCmd(g *globalFlags) *cobra.Command {
 	cf := addClientFlags(cmd, g)
 	cmd.Flags().StringSliceVar(&states, "state", nil, "only groups in these states (Empty, Stable, PreparingRebalance, CompletingRebalance, Dead); repeatable")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		adm, cl, err := cf.admin()
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := cf.requestCtx(cmd.Context())
-		defer cancel()
-		groups, err := adm.ListGroups(ctx, states...)
-		if err != nil {
-			return cf.explain(fmt.Errorf("listing groups: %w", err))
-		}
-		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "GROUP\tSTATE\tPROTOCOL-TYPE")
-		for _, lg := range groups.Sorted() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", lg.Group, lg.State, lg.ProtocolType)
-		}
-		return tw.Flush()
+		return cf.withAdmin(cmd.Context(), func(ctx context.Context, adm *kadm.Client) error {
+			groups, err := adm.ListGroups(ctx, states...)
+			if err != nil {
+				return cf.explain(fmt.Errorf("listing groups: %w", err))
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "GROUP\tSTATE\tPROTOCOL-TYPE")
+			for _, lg := range groups.Sorted() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", lg.Group, lg.State, lg.ProtocolType)
+			}
+			return tw.Flush()
+		})
 	}
 	return cmd
 }
@@ -92,34 +87,29 @@ func groupDescribeCmd(g *globalFlags) *cobra.Command {
 	}
 	cf := addClientFlags(cmd, g)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		adm, cl, err := cf.admin()
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := cf.requestCtx(cmd.Context())
-		defer cancel()
-		lags, err := adm.Lag(ctx, args...)
-		if err != nil {
-			return cf.explain(fmt.Errorf("describing groups: %w", err))
-		}
-		var firstErr error
-		for i, group := range args {
-			if i > 0 {
-				fmt.Fprintln(cmd.OutOrStdout())
+		return cf.withAdmin(cmd.Context(), func(ctx context.Context, adm *kadm.Client) error {
+			lags, err := adm.Lag(ctx, args...)
+			if err != nil {
+				return cf.explain(fmt.Errorf("describing groups: %w", err))
 			}
-			l, ok := lags[group]
-			if !ok {
-				firstErr = errors.Join(firstErr, fmt.Errorf("group %q: not in the response", group))
-				continue
+			var firstErr error
+			for i, group := range args {
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				l, ok := lags[group]
+				if !ok {
+					firstErr = errors.Join(firstErr, fmt.Errorf("group %q: not in the response", group))
+					continue
+				}
+				if err := l.Error(); err != nil {
+					firstErr = errors.Join(firstErr, groupErr(group, err))
+					continue
+				}
+				printGroupLag(cmd.OutOrStdout(), l)
 			}
-			if err := l.Error(); err != nil {
-				firstErr = errors.Join(firstErr, groupErr(group, err))
-				continue
-			}
-			printGroupLag(cmd.OutOrStdout(), l)
-		}
-		return firstErr
+			return firstErr
+		})
 	}
 	return cmd
 }
@@ -172,26 +162,21 @@ func groupDeleteCmd(g *globalFlags) *cobra.Command {
 	}
 	cf := addClientFlags(cmd, g)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		adm, cl, err := cf.admin()
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := cf.requestCtx(cmd.Context())
-		defer cancel()
-		resps, err := adm.DeleteGroups(ctx, args...)
-		if err != nil {
-			return cf.explain(fmt.Errorf("deleting groups: %w", err))
-		}
-		var firstErr error
-		for _, r := range resps.Sorted() {
-			if r.Err != nil {
-				firstErr = errors.Join(firstErr, groupErr(r.Group, r.Err))
-				continue
+		return cf.withAdmin(cmd.Context(), func(ctx context.Context, adm *kadm.Client) error {
+			resps, err := adm.DeleteGroups(ctx, args...)
+			if err != nil {
+				return cf.explain(fmt.Errorf("deleting groups: %w", err))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deleted group %s\n", r.Group)
-		}
-		return firstErr
+			var firstErr error
+			for _, r := range resps.Sorted() {
+				if r.Err != nil {
+					firstErr = errors.Join(firstErr, groupErr(r.Group, r.Err))
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted group %s\n", r.Group)
+			}
+			return firstErr
+		})
 	}
 	return cmd
 }
@@ -291,48 +276,43 @@ at the new offsets. Targets are clamped to each partition's log start and end.`,
 			return err
 		}
 		group := args[0]
-		adm, cl, err := cf.admin()
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := cf.requestCtx(cmd.Context())
-		defer cancel()
-		rows, err := planReset(ctx, adm, group, want, &spec)
-		if err != nil {
-			return cf.explain(err)
-		}
-		out := cmd.OutOrStdout()
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tNEW-OFFSET")
-		for _, r := range rows {
-			cur := "-"
-			if r.current >= 0 {
-				cur = strconv.FormatInt(r.current, 10)
+		return cf.withAdmin(cmd.Context(), func(ctx context.Context, adm *kadm.Client) error {
+			rows, err := planReset(ctx, adm, group, want, &spec)
+			if err != nil {
+				return cf.explain(err)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\n", group, r.topic, r.partition, cur, r.target)
-		}
-		tw.Flush()
-		if !execute {
-			fmt.Fprintln(out, "dry run: nothing committed; add --execute to apply")
+			out := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tNEW-OFFSET")
+			for _, r := range rows {
+				cur := "-"
+				if r.current >= 0 {
+					cur = strconv.FormatInt(r.current, 10)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\n", group, r.topic, r.partition, cur, r.target)
+			}
+			tw.Flush()
+			if !execute {
+				fmt.Fprintln(out, "dry run: nothing committed; add --execute to apply")
+				return nil
+			}
+			var os kadm.Offsets
+			for _, r := range rows {
+				os.Add(kadm.Offset{Topic: r.topic, Partition: r.partition, At: r.target, LeaderEpoch: -1})
+			}
+			resps, err := adm.CommitOffsets(ctx, group, os)
+			if err == nil {
+				err = resps.Error()
+			}
+			if err != nil {
+				if errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.RebalanceInProgress) || errors.Is(err, kerr.IllegalGeneration) {
+					return fmt.Errorf("group %q became active while resetting: stop its consumers and retry: %w", group, err)
+				}
+				return cf.explain(groupErr(group, fmt.Errorf("committing new offsets: %w", err)))
+			}
+			fmt.Fprintf(out, "committed %d offsets for group %s\n", len(rows), group)
 			return nil
-		}
-		var os kadm.Offsets
-		for _, r := range rows {
-			os.Add(kadm.Offset{Topic: r.topic, Partition: r.partition, At: r.target, LeaderEpoch: -1})
-		}
-		resps, err := adm.CommitOffsets(ctx, group, os)
-		if err == nil {
-			err = resps.Error()
-		}
-		if err != nil {
-			if errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.RebalanceInProgress) || errors.Is(err, kerr.IllegalGeneration) {
-				return fmt.Errorf("group %q became active while resetting: stop its consumers and retry: %w", group, err)
-			}
-			return cf.explain(groupErr(group, fmt.Errorf("committing new offsets: %w", err)))
-		}
-		fmt.Fprintf(out, "committed %d offsets for group %s\n", len(rows), group)
-		return nil
+		})
 	}
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -96,30 +97,25 @@ func topicCreateCmd(g *globalFlags) *cobra.Command {
 			}
 			cfgs[k] = &v
 		}
-		adm, cl, err := cf.admin()
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := cf.requestCtx(cmd.Context())
-		defer cancel()
-		resps, err := adm.CreateTopics(ctx, partitions, replication, cfgs, topic)
-		if err != nil {
-			return cf.explain(fmt.Errorf("creating topic %q: %w", topic, err))
-		}
-		resp, ok := resps[topic]
-		if !ok {
-			return fmt.Errorf("creating topic %q: the broker did not answer for it; check with `weir topic list`", topic)
-		}
-		if resp.Err != nil {
-			if ifNotExists && errors.Is(resp.Err, kerr.TopicAlreadyExists) {
-				return nil
+		return cf.withAdmin(cmd.Context(), func(ctx context.Context, adm *kadm.Client) error {
+			resps, err := adm.CreateTopics(ctx, partitions, replication, cfgs, topic)
+			if err != nil {
+				return cf.explain(fmt.Errorf("creating topic %q: %w", topic, err))
 			}
-			return topicErr(topic, resp.Err, resp.ErrMessage)
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "created topic %q with %d partitions, replication factor %d\n",
-			topic, resp.NumPartitions, resp.ReplicationFactor)
-		return nil
+			resp, ok := resps[topic]
+			if !ok {
+				return fmt.Errorf("creating topic %q: the broker did not answer for it; check with `weir topic list`", topic)
+			}
+			if resp.Err != nil {
+				if ifNotExists && errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+					return nil
+				}
+				return topicErr(topic, resp.Err, resp.ErrMessage)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "created topic %q with %d partitions, replication factor %d\n",
+				topic, resp.NumPartitions, resp.ReplicationFactor)
+			return nil
+		})
 	}
 	return cmd
 }
@@ -134,32 +130,27 @@ func topicListCmd(g *globalFlags) *cobra.Command {
 	cf := addClientFlags(cmd, g)
 	cmd.Flags().BoolVar(&internal, "internal", false, "include internal topics (__consumer_offsets, ...)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		adm, cl, err := cf.admin()
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := cf.requestCtx(cmd.Context())
-		defer cancel()
-		list := adm.ListTopics
-		if internal {
-			list = adm.ListTopicsWithInternal
-		}
-		tds, err := list(ctx)
-		if err != nil {
-			return cf.explain(fmt.Errorf("listing topics: %w", err))
-		}
-		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tREPLICAS")
-		for _, name := range tds.Names() {
-			td := tds[name]
-			if td.Err != nil {
-				fmt.Fprintf(tw, "%s\t-\t-\t(%v)\n", name, td.Err)
-				continue
+		return cf.withAdmin(cmd.Context(), func(ctx context.Context, adm *kadm.Client) error {
+			list := adm.ListTopics
+			if internal {
+				list = adm.ListTopicsWithInternal
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\n", name, len(td.Partitions), td.Partitions.NumReplicas())
-		}
-		return tw.Flush()
+			tds, err := list(ctx)
+			if err != nil {
+				return cf.explain(fmt.Errorf("listing topics: %w", err))
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tREPLICAS")
+			for _, name := range tds.Names() {
+				td := tds[name]
+				if td.Err != nil {
+					fmt.Fprintf(tw, "%s\t-\t-\t(%v)\n", name, td.Err)
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\n", name, len(td.Partitions), td.Partitions.NumReplicas())
+			}
+			return tw.Flush()
+		})
 	}
 	return cmd
 }
@@ -172,50 +163,45 @@ func topicDescribeCmd(g *globalFlags) *cobra.Command {
 	}
 	cf := addClientFlags(cmd, g)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		adm, cl, err := cf.admin()
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := cf.requestCtx(cmd.Context())
-		defer cancel()
-		tds, err := adm.ListTopicsWithInternal(ctx, args...)
-		if err != nil {
-			return cf.explain(fmt.Errorf("describing topics %v: %w", args, err))
-		}
-		for _, name := range args {
-			td, ok := tds[name]
-			if !ok {
-				return topicErr(name, kerr.UnknownTopicOrPartition, "")
+		return cf.withAdmin(cmd.Context(), func(ctx context.Context, adm *kadm.Client) error {
+			tds, err := adm.ListTopicsWithInternal(ctx, args...)
+			if err != nil {
+				return cf.explain(fmt.Errorf("describing topics %v: %w", args, err))
 			}
-			if td.Err != nil {
-				return topicErr(name, td.Err, "")
+			for _, name := range args {
+				td, ok := tds[name]
+				if !ok {
+					return topicErr(name, kerr.UnknownTopicOrPartition, "")
+				}
+				if td.Err != nil {
+					return topicErr(name, td.Err, "")
+				}
 			}
-		}
-		// Partitions are worth showing even if configs cannot be read
-		// (a broker without DescribeConfigs, or a transient error).
-		rcs, cerr := adm.DescribeTopicConfigs(ctx, args...)
-		out := cmd.OutOrStdout()
-		for i, name := range args {
-			if i > 0 {
-				fmt.Fprintln(out)
+			// Partitions are worth showing even if configs cannot be read
+			// (a broker without DescribeConfigs, or a transient error).
+			rcs, cerr := adm.DescribeTopicConfigs(ctx, args...)
+			out := cmd.OutOrStdout()
+			for i, name := range args {
+				if i > 0 {
+					fmt.Fprintln(out)
+				}
+				var (
+					nonDefault []kadm.Config
+					note       string
+				)
+				if cerr != nil {
+					note = fmt.Sprintf("(unavailable: %v)", cerr)
+				} else if rc, err := rcs.On(name, nil); err != nil {
+					note = fmt.Sprintf("(unavailable: %v)", err)
+				} else if rc.Err != nil {
+					note = fmt.Sprintf("(unavailable: %v)", rc.Err)
+				} else {
+					nonDefault = topicOverrides(rc.Configs)
+				}
+				writeTopicDescription(out, tds[name], nonDefault, note)
 			}
-			var (
-				nonDefault []kadm.Config
-				note       string
-			)
-			if cerr != nil {
-				note = fmt.Sprintf("(unavailable: %v)", cerr)
-			} else if rc, err := rcs.On(name, nil); err != nil {
-				note = fmt.Sprintf("(unavailable: %v)", err)
-			} else if rc.Err != nil {
-				note = fmt.Sprintf("(unavailable: %v)", rc.Err)
-			} else {
-				nonDefault = topicOverrides(rc.Configs)
-			}
-			writeTopicDescription(out, tds[name], nonDefault, note)
-		}
-		return nil
+			return nil
+		})
 	}
 	return cmd
 }
@@ -286,30 +272,25 @@ func topicDeleteCmd(g *globalFlags) *cobra.Command {
 	}
 	cf := addClientFlags(cmd, g)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		adm, cl, err := cf.admin()
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := cf.requestCtx(cmd.Context())
-		defer cancel()
-		resps, err := adm.DeleteTopics(ctx, args...)
-		if err != nil {
-			return cf.explain(fmt.Errorf("deleting topics %v: %w", args, err))
-		}
-		var errs []error
-		for _, name := range args {
-			r, ok := resps[name]
-			switch {
-			case !ok:
-				errs = append(errs, fmt.Errorf("topic %q: no answer from the broker; check with `weir topic list`", name))
-			case r.Err != nil:
-				errs = append(errs, topicErr(name, r.Err, r.ErrMessage))
-			default:
-				fmt.Fprintf(cmd.OutOrStdout(), "deleted topic %q\n", name)
+		return cf.withAdmin(cmd.Context(), func(ctx context.Context, adm *kadm.Client) error {
+			resps, err := adm.DeleteTopics(ctx, args...)
+			if err != nil {
+				return cf.explain(fmt.Errorf("deleting topics %v: %w", args, err))
 			}
-		}
-		return errors.Join(errs...)
+			var errs []error
+			for _, name := range args {
+				r, ok := resps[name]
+				switch {
+				case !ok:
+					errs = append(errs, fmt.Errorf("topic %q: no answer from the broker; check with `weir topic list`", name))
+				case r.Err != nil:
+					errs = append(errs, topicErr(name, r.Err, r.ErrMessage))
+				default:
+					fmt.Fprintf(cmd.OutOrStdout(), "deleted topic %q\n", name)
+				}
+			}
+			return errors.Join(errs...)
+		})
 	}
 	return cmd
 }
@@ -349,26 +330,21 @@ broker default.`,
 			alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
 			done = append(done, "deleted "+k)
 		}
-		adm, cl, err := cf.admin()
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := cf.requestCtx(cmd.Context())
-		defer cancel()
-		resps, err := adm.AlterTopicConfigs(ctx, alters, topic)
-		if err != nil {
-			return cf.explain(fmt.Errorf("altering configs of topic %q: %w", topic, err))
-		}
-		r, err := resps.On(topic, nil)
-		if err != nil {
-			return topicErr(topic, err, "")
-		}
-		if r.Err != nil {
-			return topicErr(topic, r.Err, r.ErrMessage)
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "topic %q: %s\n", topic, strings.Join(done, ", "))
-		return nil
+		return cf.withAdmin(cmd.Context(), func(ctx context.Context, adm *kadm.Client) error {
+			resps, err := adm.AlterTopicConfigs(ctx, alters, topic)
+			if err != nil {
+				return cf.explain(fmt.Errorf("altering configs of topic %q: %w", topic, err))
+			}
+			r, err := resps.On(topic, nil)
+			if err != nil {
+				return topicErr(topic, err, "")
+			}
+			if r.Err != nil {
+				return topicErr(topic, r.Err, r.ErrMessage)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "topic %q: %s\n", topic, strings.Join(done, ", "))
+			return nil
+		})
 	}
 	return cmd
 }
