@@ -78,6 +78,18 @@ func (f *registryFlags) explain(err error) error {
 	return err
 }
 
+// withRegistry runs fn with a registry client and a context that bounds
+// the command's requests by --timeout.
+func (f *registryFlags) withRegistry(parent context.Context, fn func(ctx context.Context, cl *sr.Client) error) error {
+	cl, err := f.client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := f.ctx(parent)
+	defer cancel()
+	return fn(ctx, cl)
+}
+
 func (f *registryFlags) ctx(parent context.Context) (context.Context, context.CancelFunc) {
 	t := f.timeout
 	if t <= 0 {
@@ -150,21 +162,17 @@ level and adds a version.`,
 		if err != nil {
 			return err
 		}
-		cl, err := rf.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := rf.ctx(cmd.Context())
-		defer cancel()
-		if normalize {
-			ctx = sr.WithParams(ctx, sr.Normalize)
-		}
-		ss, err := cl.CreateSchema(ctx, args[0], sr.Schema{Schema: text, Type: sr.TypeAvro})
-		if err != nil {
-			return rf.explain(err)
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "subject %s version %d id %d\n", ss.Subject, ss.Version, ss.ID)
-		return nil
+		return rf.withRegistry(cmd.Context(), func(ctx context.Context, cl *sr.Client) error {
+			if normalize {
+				ctx = sr.WithParams(ctx, sr.Normalize)
+			}
+			ss, err := cl.CreateSchema(ctx, args[0], sr.Schema{Schema: text, Type: sr.TypeAvro})
+			if err != nil {
+				return rf.explain(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "subject %s version %d id %d\n", ss.Subject, ss.Version, ss.ID)
+			return nil
+		})
 	}
 	return cmd
 }
@@ -181,38 +189,34 @@ func schemaGetCmd() *cobra.Command {
 	cmd.Flags().StringVar(&version, "version", "", "subject version number or latest (default latest)")
 	cmd.Flags().BoolVar(&raw, "raw", false, "print only the schema text")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		cl, err := rf.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := rf.ctx(cmd.Context())
-		defer cancel()
-		out := cmd.OutOrStdout()
-		if id, err := strconv.Atoi(args[0]); err == nil && version == "" {
-			s, err := cl.SchemaByID(ctx, id)
+		return rf.withRegistry(cmd.Context(), func(ctx context.Context, cl *sr.Client) error {
+			out := cmd.OutOrStdout()
+			if id, err := strconv.Atoi(args[0]); err == nil && version == "" {
+				s, err := cl.SchemaByID(ctx, id)
+				if err != nil {
+					return rf.explain(err)
+				}
+				if raw {
+					fmt.Fprintln(out, s.Schema)
+					return nil
+				}
+				return printJSON(out, map[string]any{"id": id, "schema": json.RawMessage(schemaOrString(s.Schema))})
+			}
+			v, err := parseVersionFlag(version)
+			if err != nil {
+				return err
+			}
+			ss, err := cl.SchemaByVersion(ctx, args[0], v)
 			if err != nil {
 				return rf.explain(err)
 			}
 			if raw {
-				fmt.Fprintln(out, s.Schema)
+				fmt.Fprintln(out, ss.Schema.Schema)
 				return nil
 			}
-			return printJSON(out, map[string]any{"id": id, "schema": json.RawMessage(schemaOrString(s.Schema))})
-		}
-		v, err := parseVersionFlag(version)
-		if err != nil {
-			return err
-		}
-		ss, err := cl.SchemaByVersion(ctx, args[0], v)
-		if err != nil {
-			return rf.explain(err)
-		}
-		if raw {
-			fmt.Fprintln(out, ss.Schema.Schema)
-			return nil
-		}
-		return printJSON(out, map[string]any{"subject": ss.Subject, "version": ss.Version, "id": ss.ID,
-			"schema": json.RawMessage(schemaOrString(ss.Schema.Schema))})
+			return printJSON(out, map[string]any{"subject": ss.Subject, "version": ss.Version, "id": ss.ID,
+				"schema": json.RawMessage(schemaOrString(ss.Schema.Schema))})
+		})
 	}
 	return cmd
 }
@@ -244,40 +248,36 @@ func schemaListCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&deleted, "deleted", false, "include soft-deleted subjects and versions")
 	cmd.Flags().StringVar(&prefix, "prefix", "", "only subjects starting with this prefix")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		cl, err := rf.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := rf.ctx(cmd.Context())
-		defer cancel()
-		if deleted {
-			ctx = sr.WithParams(ctx, sr.ShowDeleted)
-		}
-		subjects, err := cl.Subjects(ctx)
-		if err != nil {
-			return rf.explain(err)
-		}
-		tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SUBJECT\tVERSIONS\tLATEST ID")
-		for _, s := range subjects {
-			if !strings.HasPrefix(s, prefix) {
-				continue
+		return rf.withRegistry(cmd.Context(), func(ctx context.Context, cl *sr.Client) error {
+			if deleted {
+				ctx = sr.WithParams(ctx, sr.ShowDeleted)
 			}
-			vs, err := cl.SubjectVersions(ctx, s)
+			subjects, err := cl.Subjects(ctx)
 			if err != nil {
 				return rf.explain(err)
 			}
-			latest, err := cl.SchemaByVersion(ctx, s, vs[len(vs)-1])
-			if err != nil {
-				return rf.explain(err)
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SUBJECT\tVERSIONS\tLATEST ID")
+			for _, s := range subjects {
+				if !strings.HasPrefix(s, prefix) {
+					continue
+				}
+				vs, err := cl.SubjectVersions(ctx, s)
+				if err != nil {
+					return rf.explain(err)
+				}
+				latest, err := cl.SchemaByVersion(ctx, s, vs[len(vs)-1])
+				if err != nil {
+					return rf.explain(err)
+				}
+				parts := make([]string, len(vs))
+				for i, v := range vs {
+					parts[i] = strconv.Itoa(v)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\n", s, strings.Join(parts, ","), latest.ID)
 			}
-			parts := make([]string, len(vs))
-			for i, v := range vs {
-				parts[i] = strconv.Itoa(v)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\n", s, strings.Join(parts, ","), latest.ID)
-		}
-		return tw.Flush()
+			return tw.Flush()
+		})
 	}
 	return cmd
 }
@@ -308,26 +308,22 @@ reasons and exits with status 1.`,
 				return err
 			}
 		}
-		cl, err := rf.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := rf.ctx(cmd.Context())
-		defer cancel()
-		res, err := cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), args[0], v, sr.Schema{Schema: text, Type: sr.TypeAvro})
-		if err != nil {
-			return rf.explain(err)
-		}
-		out := cmd.OutOrStdout()
-		if res.Is {
-			fmt.Fprintln(out, "compatible")
-			return nil
-		}
-		fmt.Fprintln(out, "incompatible:")
-		for _, m := range res.Messages {
-			fmt.Fprintln(out, "  "+m)
-		}
-		return fmt.Errorf("schema %s is not compatible with subject %s", file, args[0])
+		return rf.withRegistry(cmd.Context(), func(ctx context.Context, cl *sr.Client) error {
+			res, err := cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), args[0], v, sr.Schema{Schema: text, Type: sr.TypeAvro})
+			if err != nil {
+				return rf.explain(err)
+			}
+			out := cmd.OutOrStdout()
+			if res.Is {
+				fmt.Fprintln(out, "compatible")
+				return nil
+			}
+			fmt.Fprintln(out, "incompatible:")
+			for _, m := range res.Messages {
+				fmt.Fprintln(out, "  "+m)
+			}
+			return fmt.Errorf("schema %s is not compatible with subject %s", file, args[0])
+		})
 	}
 	return cmd
 }
@@ -344,34 +340,30 @@ func schemaDeleteCmd() *cobra.Command {
 	cmd.Flags().StringVar(&version, "version", "", "delete only this version (a number or latest)")
 	cmd.Flags().BoolVar(&permanent, "permanent", false, "hard delete (the subject or version must be soft-deleted first)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		cl, err := rf.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := rf.ctx(cmd.Context())
-		defer cancel()
-		how := sr.SoftDelete
-		if permanent {
-			how = sr.HardDelete
-		}
-		out := cmd.OutOrStdout()
-		if version != "" {
-			v, err := parseVersionFlag(version)
-			if err != nil {
-				return err
+		return rf.withRegistry(cmd.Context(), func(ctx context.Context, cl *sr.Client) error {
+			how := sr.SoftDelete
+			if permanent {
+				how = sr.HardDelete
 			}
-			if err := cl.DeleteSchema(ctx, args[0], v, how); err != nil {
+			out := cmd.OutOrStdout()
+			if version != "" {
+				v, err := parseVersionFlag(version)
+				if err != nil {
+					return err
+				}
+				if err := cl.DeleteSchema(ctx, args[0], v, how); err != nil {
+					return rf.explain(err)
+				}
+				fmt.Fprintf(out, "deleted %s version %s\n", args[0], version)
+				return nil
+			}
+			vs, err := cl.DeleteSubject(ctx, args[0], how)
+			if err != nil {
 				return rf.explain(err)
 			}
-			fmt.Fprintf(out, "deleted %s version %s\n", args[0], version)
+			fmt.Fprintf(out, "deleted %s versions %v\n", args[0], vs)
 			return nil
-		}
-		vs, err := cl.DeleteSubject(ctx, args[0], how)
-		if err != nil {
-			return rf.explain(err)
-		}
-		fmt.Fprintf(out, "deleted %s versions %v\n", args[0], vs)
-		return nil
+		})
 	}
 	return cmd
 }
@@ -393,37 +385,33 @@ BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE, NONE.`,
 		if len(args) == 1 {
 			subjects = args
 		}
-		cl, err := rf.client()
-		if err != nil {
-			return err
-		}
-		ctx, cancel := rf.ctx(cmd.Context())
-		defer cancel()
-		var res []sr.CompatibilityResult
-		if set != "" {
-			level, err := schemas.ParseLevel(set)
-			if err != nil {
-				return fmt.Errorf("--set: %w", err)
+		return rf.withRegistry(cmd.Context(), func(ctx context.Context, cl *sr.Client) error {
+			var res []sr.CompatibilityResult
+			if set != "" {
+				level, err := schemas.ParseLevel(set)
+				if err != nil {
+					return fmt.Errorf("--set: %w", err)
+				}
+				var l sr.CompatibilityLevel
+				if err := l.UnmarshalText([]byte(level)); err != nil {
+					return err
+				}
+				res = cl.SetCompatibility(ctx, sr.SetCompatibility{Level: l}, subjects...)
+			} else {
+				res = cl.Compatibility(sr.WithParams(ctx, sr.DefaultToGlobal), subjects...)
 			}
-			var l sr.CompatibilityLevel
-			if err := l.UnmarshalText([]byte(level)); err != nil {
-				return err
+			for _, r := range res {
+				if r.Err != nil {
+					return rf.explain(r.Err)
+				}
+				name := r.Subject
+				if name == "" {
+					name = "(global)"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", name, r.Level)
 			}
-			res = cl.SetCompatibility(ctx, sr.SetCompatibility{Level: l}, subjects...)
-		} else {
-			res = cl.Compatibility(sr.WithParams(ctx, sr.DefaultToGlobal), subjects...)
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				return rf.explain(r.Err)
-			}
-			name := r.Subject
-			if name == "" {
-				name = "(global)"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", name, r.Level)
-		}
-		return nil
+			return nil
+		})
 	}
 	return cmd
 }
