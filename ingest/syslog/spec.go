@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"weir/connectors"
+	"weir/ingest/serversource"
 )
 
 // Spec is the declared configuration of the "syslog" source kind.
@@ -55,7 +54,7 @@ func init() {
 			if err != nil {
 				return nil, fmt.Errorf("syslog source %q: %w", name, err)
 			}
-			return &Source{o: o}, nil
+			return NewSource(o), nil
 		},
 	})
 }
@@ -94,49 +93,20 @@ func OptionsFromConfig(c connectors.Config) (Options, error) {
 // producer, not through Poll: syslog has no position to store, and
 // messages are handed to the producer as they are read (TCP backpressure
 // needs the producer's buffer to block the reading goroutine), so Poll
-// returns no records.
-type Source struct {
-	o   Options
-	srv atomic.Pointer[Server]
-}
+// returns no records. Server is the running server (nil before Open).
+type Source = serversource.Source[*Server]
 
 // NewSource returns a Source for o (started by Open).
-func NewSource(o Options) *Source { return &Source{o: o} }
-
-// Open implements connectors.Source.
-func (s *Source) Open(ctx context.Context, sc connectors.SourceContext, _ map[string][]byte) error {
-	s.o.Logger, s.o.Metrics = sc.Logger(), sc.Metrics()
-	srv, err := New(s.o)
-	if err != nil {
-		return err
-	}
-	if err := srv.Start(ctx); err != nil {
-		return err
-	}
-	s.srv.Store(srv)
-	return nil
+func NewSource(o Options) *Source {
+	return serversource.New(func(ctx context.Context, sc connectors.SourceContext) (*Server, error) {
+		o.Logger, o.Metrics = sc.Logger(), sc.Metrics()
+		srv, err := New(o)
+		if err != nil {
+			return nil, err
+		}
+		if err := srv.Start(ctx); err != nil {
+			return nil, err
+		}
+		return srv, nil
+	})
 }
-
-// Poll implements connectors.Source: it waits (up to a second) and
-// returns buf unchanged.
-func (s *Source) Poll(ctx context.Context, buf []connectors.SourceRecord) ([]connectors.SourceRecord, error) {
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	return buf, nil
-}
-
-// Close implements connectors.Source.
-func (s *Source) Close() error {
-	if srv := s.srv.Load(); srv != nil {
-		return srv.Close()
-	}
-	return nil
-}
-
-// Server is the running server (nil before Open); safe to call from any
-// goroutine.
-func (s *Source) Server() *Server { return s.srv.Load() }
