@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -21,79 +20,14 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
+	"weir/ingest/internal/gate"
 )
-
-// gate sits between the producer and the broker: pause holds every
-// write (a broker that stops reading); cut refuses new connections and
-// closes the open ones (a broker that is gone); resume undoes both.
-type gate struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	paused bool
-	cut    bool
-	conns  map[net.Conn]bool
-}
-
-func newGate() *gate {
-	g := &gate{conns: map[net.Conn]bool{}}
-	g.cond = sync.NewCond(&g.mu)
-	return g
-}
-
-func (g *gate) pause() { g.mu.Lock(); g.paused = true; g.mu.Unlock() }
-
-func (g *gate) cutOff() {
-	g.mu.Lock()
-	g.cut = true
-	for c := range g.conns {
-		c.Close()
-	}
-	g.mu.Unlock()
-}
-
-func (g *gate) resume() {
-	g.mu.Lock()
-	g.paused, g.cut = false, false
-	g.cond.Broadcast()
-	g.mu.Unlock()
-}
-
-func (g *gate) dial(ctx context.Context, network, host string) (net.Conn, error) {
-	g.mu.Lock()
-	cut := g.cut
-	g.mu.Unlock()
-	if cut {
-		return nil, fmt.Errorf("dial %s: connection refused (test gate)", host)
-	}
-	c, err := (&net.Dialer{}).DialContext(ctx, network, host)
-	if err != nil {
-		return nil, err
-	}
-	g.mu.Lock()
-	g.conns[c] = true
-	g.mu.Unlock()
-	return gatedConn{c, g}, nil
-}
-
-type gatedConn struct {
-	net.Conn
-	g *gate
-}
-
-func (c gatedConn) Write(b []byte) (int, error) {
-	c.g.mu.Lock()
-	for c.g.paused {
-		c.g.cond.Wait()
-	}
-	c.g.mu.Unlock()
-	return c.Conn.Write(b)
-}
 
 type env struct {
 	t    *testing.T
 	b    *testbroker.Broker
 	m    *connectors.Metrics
-	gate *gate
+	gate *gate.Gate
 	srv  *Server
 	url  string
 }
@@ -101,9 +35,9 @@ type env struct {
 func newEnv(t *testing.T, topic string, partitions int32, o Options) *env {
 	b := testbroker.Start(t)
 	b.CreateTopic(topic, partitions, nil)
-	e := &env{t: t, b: b, m: connectors.NewTestMetrics("http-test"), gate: newGate()}
+	e := &env{t: t, b: b, m: connectors.NewTestMetrics("http-test"), gate: gate.New()}
 	o.Addr, o.Topic, o.Brokers, o.Metrics = "127.0.0.1:0", topic, []string{b.Addr}, e.m
-	o.ClientOpts = append(o.ClientOpts, kgo.Dialer(e.gate.dial))
+	o.ClientOpts = append(o.ClientOpts, kgo.Dialer(e.gate.Dial))
 	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -382,7 +316,7 @@ func TestHTTPOverload(t *testing.T) {
 	if r := e.post("/ingest", "application/json", []byte(`{"id":"warm"}`)); r.code != 200 {
 		t.Fatalf("warm-up: %d %+v", r.code, r.body)
 	}
-	e.gate.pause()
+	e.gate.Pause()
 	stop := make(chan struct{})
 	var res map[int][]string
 	done := make(chan struct{})
@@ -393,7 +327,7 @@ func TestHTTPOverload(t *testing.T) {
 		}
 		return nil
 	})
-	e.gate.resume()
+	e.gate.Resume()
 	testbroker.CheckFor(t, 30*time.Second, func() error {
 		if v := value(e.m.RecordsOut); v < 50 {
 			return fmt.Errorf("%v acked after resuming", v)
@@ -437,7 +371,7 @@ func TestHTTPUnavailable(t *testing.T) {
 	if r := e.post("/ingest", "application/json", []byte(`{"id":"warm"}`)); r.code != 200 {
 		t.Fatalf("warm-up: %d %+v", r.code, r.body)
 	}
-	e.gate.cutOff()
+	e.gate.Cut()
 	stop := make(chan struct{})
 	var res map[int][]string
 	done := make(chan struct{})
@@ -453,7 +387,7 @@ func TestHTTPUnavailable(t *testing.T) {
 		t.Fatalf("health with the broker gone: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	e.gate.resume()
+	e.gate.Resume()
 	before := value(e.m.RecordsOut)
 	testbroker.CheckFor(t, 60*time.Second, func() error {
 		if v := value(e.m.RecordsOut); v < before+50 {

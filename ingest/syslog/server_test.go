@@ -19,53 +19,10 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
+	"weir/ingest/internal/gate"
 	"weir/schemas"
 	"weir/schemas/registry"
 )
-
-// gate sits between the producer and the broker: pause holds every
-// write (a broker that stops reading), resume lets them through.
-type gate struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	paused bool
-}
-
-func newGate() *gate {
-	g := &gate{}
-	g.cond = sync.NewCond(&g.mu)
-	return g
-}
-
-func (g *gate) pause() { g.mu.Lock(); g.paused = true; g.mu.Unlock() }
-func (g *gate) resume() {
-	g.mu.Lock()
-	g.paused = false
-	g.cond.Broadcast()
-	g.mu.Unlock()
-}
-
-func (g *gate) dial(ctx context.Context, network, host string) (net.Conn, error) {
-	c, err := (&net.Dialer{}).DialContext(ctx, network, host)
-	if err != nil {
-		return nil, err
-	}
-	return gatedConn{c, g}, nil
-}
-
-type gatedConn struct {
-	net.Conn
-	g *gate
-}
-
-func (c gatedConn) Write(b []byte) (int, error) {
-	c.g.mu.Lock()
-	for c.g.paused {
-		c.g.cond.Wait()
-	}
-	c.g.mu.Unlock()
-	return c.Conn.Write(b)
-}
 
 type env struct {
 	t    *testing.T
@@ -73,7 +30,7 @@ type env struct {
 	reg  string
 	serd *schemas.Serde
 	m    *connectors.Metrics
-	gate *gate
+	gate *gate.Gate
 }
 
 func newEnv(t *testing.T, topic string, partitions int32) *env {
@@ -85,7 +42,7 @@ func newEnv(t *testing.T, topic string, partitions int32) *env {
 		t.Fatal(err)
 	}
 	return &env{t: t, b: b, reg: reg, serd: schemas.NewSerde(registry.ClientSource(cl)),
-		m: connectors.NewTestMetrics("syslog-test"), gate: newGate()}
+		m: connectors.NewTestMetrics("syslog-test"), gate: gate.New()}
 }
 
 func (e *env) start(o Options) *Server {
@@ -95,7 +52,7 @@ func (e *env) start(o Options) *Server {
 		e.t.Fatal(err)
 	}
 	o.Encoder, o.Brokers, o.Metrics = &AvroEncoder{Registry: cl}, []string{e.b.Addr}, e.m
-	o.ClientOpts = append(o.ClientOpts, kgo.Dialer(e.gate.dial))
+	o.ClientOpts = append(o.ClientOpts, kgo.Dialer(e.gate.Dial))
 	srv, err := New(o)
 	if err != nil {
 		e.t.Fatal(err)
@@ -258,7 +215,7 @@ func TestTCPBackpressure(t *testing.T) {
 	}
 	fmt.Fprintf(c, "%s\n", message(0, 0))
 	e.events("bp", 1)
-	e.gate.pause()
+	e.gate.Pause()
 	var sent atomic.Int64
 	done := make(chan error, 1)
 	go func() {
@@ -285,7 +242,7 @@ func TestTCPBackpressure(t *testing.T) {
 		t.Fatalf("the sender finished (%v) although the endpoint stopped reading", err)
 	default:
 	}
-	e.gate.resume()
+	e.gate.Resume()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +297,7 @@ func TestUDP(t *testing.T) {
 		t.Fatalf("%d records, %d cut, %d dropped", len(evs), cut, srv.UDPDropped())
 	}
 
-	e.gate.pause()
+	e.gate.Pause()
 	before := seen()
 	for n := 0; n < 40; n++ {
 		c.Write([]byte(message(2, n)))
@@ -355,7 +312,7 @@ func TestUDP(t *testing.T) {
 	if dropped < 30 || dropped != int64(value(e.m.EventCounter(EventUDPDropped))) {
 		t.Fatalf("%d dropped (metric %v) with a buffer of 5 and 40 datagrams", dropped, value(e.m.EventCounter(EventUDPDropped)))
 	}
-	e.gate.resume()
+	e.gate.Resume()
 	want := 201 + 40 - int(dropped)
 	testbroker.CheckFor(t, 30*time.Second, func() error {
 		if got := int(value(e.m.RecordsOut)); got != want {
