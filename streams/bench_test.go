@@ -444,7 +444,7 @@ func restoreFixture(b *testing.B) (*benchBroker, *Topology) {
 	for i := range benchRecords {
 		recs = append(recs, changelogRecord("r-n-changelog", 0, fmt.Appendf(nil, "key-%07d", i), binary.BigEndian.AppendUint64(nil, uint64(i))))
 	}
-	recs = append(recs, markerRecord("r-n-changelog", 0, benchRecords, 0))
+	recs = append(recs, markerRecord("r-n-changelog", 0, benchRecords, 0, nil))
 	produceAll(b, cl, recs)
 	return br, tp
 }

@@ -21,6 +21,9 @@ import (
 //	entry   key = store key, value = store value (null = deleted)
 //	marker  key = MarkerKey, header MarkerHeader, value = markerValue
 //
+//	markerValue  version 1 | varint input offset | varint stream time
+//	             version 2 | the same | source positions (dedupe.go)
+//
 // The task writes entries whenever its cache flushes (at every commit, and
 // early when the cache is over budget) and, at every commit, one marker
 // per store after its entries: "everything before me reflects the input
@@ -44,10 +47,19 @@ const (
 
 var errBadMarker = errors.New("malformed changelog marker")
 
-func markerRecord(topic string, p int32, inputOffset, streamTime int64) *kgo.Record {
+// markerRecord is a marker covering input up to inputOffset (exclusive)
+// at streamTime, with the store's repartition source positions (version 2)
+// if it has any.
+func markerRecord(topic string, p int32, inputOffset, streamTime int64, seen map[string]*srcPos) *kgo.Record {
 	v := []byte{1}
+	if len(seen) > 0 {
+		v[0] = 2
+	}
 	v = binary.AppendVarint(v, inputOffset)
 	v = binary.AppendVarint(v, streamTime)
+	if len(seen) > 0 {
+		v = encodePositions(v, seen)
+	}
 	r := changelogRecord(topic, p, []byte(MarkerKey), v)
 	r.Headers = []kgo.RecordHeader{{Key: MarkerHeader, Value: []byte{1}}}
 	return r
@@ -62,20 +74,27 @@ func isMarker(r *kgo.Record) bool {
 	return false
 }
 
-func parseMarker(v []byte) (inputOffset, streamTime int64, err error) {
-	if len(v) < 1 || v[0] != 1 {
-		return 0, 0, errBadMarker
+func parseMarker(v []byte) (inputOffset, streamTime int64, seen map[string]*srcPos, err error) {
+	if len(v) < 1 || (v[0] != 1 && v[0] != 2) {
+		return 0, 0, nil, errBadMarker
 	}
+	ver := v[0]
 	v = v[1:]
 	off, n := binary.Varint(v)
 	if n <= 0 {
-		return 0, 0, errBadMarker
+		return 0, 0, nil, errBadMarker
 	}
 	st, m := binary.Varint(v[n:])
 	if m <= 0 {
-		return 0, 0, errBadMarker
+		return 0, 0, nil, errBadMarker
 	}
-	return off, st, nil
+	if ver == 2 {
+		rest := []byte(nil)
+		if seen, rest, err = decodePositions(v[n+m:]); err != nil || len(rest) != 0 {
+			return 0, 0, nil, errBadMarker
+		}
+	}
+	return off, st, seen, nil
 }
 
 // checkpoint is the local file written when a store closes cleanly: the
@@ -87,6 +106,9 @@ type checkpoint struct {
 	NextChangelog int64 `json:"next_changelog_offset"`
 	Applied       int64 `json:"applied_input_offset"`
 	StreamTime    int64 `json:"stream_time_ms"`
+	// Sources: the store's repartition source positions at that marker
+	// (encodePositions), if any.
+	Sources []byte `json:"sources,omitempty"`
 }
 
 func checkpointPath(dir string) string { return dir + ".checkpoint" }
@@ -126,6 +148,13 @@ func (t *task) restore(s *taskStore, rd changelogReader) error {
 			}
 			from, s.applied, streamTime = c.NextChangelog, c.Applied, c.StreamTime
 			s.lastMarker.Store(c.NextChangelog - 1)
+			if len(c.Sources) > 0 {
+				seen, rest, err := decodePositions(c.Sources)
+				if err != nil || len(rest) != 0 {
+					return fmt.Errorf("checkpoint of %s: %w", dir, errBadSource)
+				}
+				s.seen, s.lastPos = seen, nil
+			}
 		} else if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
@@ -139,10 +168,11 @@ func (t *task) restore(s *taskStore, rd changelogReader) error {
 	err = rd.read(s.changelog, t.partition, from, func(total int64) { t.m.restoreTotal.Add(total) }, func(r *kgo.Record) error {
 		t.m.restored.Add(1)
 		if isMarker(r) {
-			off, st, err := parseMarker(r.Value)
+			off, st, seen, err := parseMarker(r.Value)
 			if err != nil {
 				return fmt.Errorf("%s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
 			}
+			s.seen, s.lastPos = seen, nil
 			if err := batch.Commit(); err != nil {
 				return err
 			}
@@ -201,7 +231,11 @@ func (t *task) close(clean bool) error {
 			dir := filepath.Join(t.stateDir, s.spec.name)
 			err := s.st.Sync()
 			if err == nil {
-				err = writeCheckpoint(dir, checkpoint{NextChangelog: s.lastMarker.Load() + 1, Applied: s.applied, StreamTime: t.streamTime})
+				c := checkpoint{NextChangelog: s.lastMarker.Load() + 1, Applied: s.applied, StreamTime: t.streamTime}
+				if len(s.seen) > 0 {
+					c.Sources = encodePositions(nil, s.seen)
+				}
+				err = writeCheckpoint(dir, c)
 			}
 			if err != nil && first == nil {
 				first = fmt.Errorf("task %s: checkpointing store %s: %w", t.id, s.spec.name, err)

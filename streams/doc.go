@@ -60,19 +60,24 @@
 //     stateless output (To after Map, Filter...) and on the dead-letter
 //     topic they are duplicate records.
 //   - Through a repartition topic (GroupBy, a grouping after a key change
-//     or over merged inputs), the upstream task's writes are such
-//     records: the repartition topic holds twice each input record the
-//     crashed instance's upstream tasks had processed after their last
-//     commit and written before it died, and the aggregation downstream,
-//     exact over what that topic holds, counts both copies. The excess is
-//     bounded per crash: only records of the input partitions the crashed
-//     instance owned, at or after the offsets it last committed, each
-//     counted once more per crash.
+//     or over merged inputs), aggregations are exact too. The topic
+//     itself is at-least-once: a crashed upstream task's writes after its
+//     last commit are written again by its next owner. But every
+//     repartition record carries its source position (the upstream
+//     task's input partition and offset, and a sequence number among the
+//     writes of that input record) in the header SourceHeader, and the
+//     aggregating task keeps, per store and per source, the highest
+//     position it applied, in its changelog markers with the entries, and
+//     skips records at or below it (dedupe.go; counted in
+//     SkippedDuplicates). Replays write the same records in the same
+//     order, so every copy follows its original and is skipped. This
+//     relies on the operators before the repartition being deterministic
+//     (the same input gives the same records in the same order).
 //
 // kill_test.go checks both with instances in child processes killed by
-// SIGKILL: exact counts over the input topic, and repartitioned counts
-// equal to the records produced plus their copies in the repartition
-// topic, every copy from the victim's uncommitted input.
+// SIGKILL: exact counts over the input topic, and exact repartitioned
+// counts while the repartition topic holds a copy of each record of the
+// victim's uncommitted input, every copy skipped once.
 //
 // Records that fail to decode go to the dead-letter topic (default
 // <app>-dlq) with Kafka Connect's error headers; the stream goes on.
@@ -86,6 +91,7 @@
 //	topology.go   Build: validation, store ownership, partition counts
 //	task.go       a task: instantiated operators, processing, flush + markers
 //	changelog.go  changelog layout, markers, restore, local checkpoints
+//	dedupe.go     source positions of repartition records, duplicate skipping
 //	app.go        App: franz-go group client, rebalance callbacks, commit loop
 //	driver.go     TestDriver
 //	metrics.go    per-task Prometheus metrics

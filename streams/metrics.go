@@ -12,12 +12,13 @@ import "github.com/prometheus/client_golang/prometheus"
 //	weir_streams_late_dropped_total        (record, window) pairs past the grace period
 //	weir_streams_dead_letters_total        records sent to the dead-letter topic
 //	weir_streams_replay_skipped_total      replayed records the restored state already had
+//	weir_streams_duplicates_skipped_total  repartition copies of records already applied
 //
 // Values come from the live tasks at scrape time: a task's counters start
 // again from zero when it moves to another instance.
 type metrics struct {
-	a                                                        *App
-	processed, lag, size, rtotal, restored, late, dead, skip *prometheus.Desc
+	a                                                              *App
+	processed, lag, size, rtotal, restored, late, dead, skip, dups *prometheus.Desc
 }
 
 func newMetrics(a *App) *metrics {
@@ -34,11 +35,12 @@ func newMetrics(a *App) *metrics {
 		late:      d("late_dropped_total", "Records dropped from windows already closed (past the grace period)."),
 		dead:      d("dead_letters_total", "Input records sent to the dead-letter topic."),
 		skip:      d("replay_skipped_total", "Replayed input records already reflected in the restored state."),
+		dups:      d("duplicates_skipped_total", "Repartition records skipped as copies of records already applied (written again by an upstream replay)."),
 	}
 }
 
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.processed, m.lag, m.size, m.rtotal, m.restored, m.late, m.dead, m.skip} {
+	for _, d := range []*prometheus.Desc{m.processed, m.lag, m.size, m.rtotal, m.restored, m.late, m.dead, m.skip, m.dups} {
 		ch <- d
 	}
 }
@@ -57,5 +59,6 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		c(m.late, prometheus.CounterValue, s.LateDropped)
 		c(m.dead, prometheus.CounterValue, s.DeadLetters)
 		c(m.skip, prometheus.CounterValue, s.SkippedReplayed)
+		c(m.dups, prometheus.CounterValue, s.SkippedDuplicates)
 	}
 }

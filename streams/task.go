@@ -53,6 +53,13 @@ type taskStore struct {
 	emit func(k, v []byte) error
 	// onOpen, if set, runs after restore (windows rebuild their indexes).
 	onOpen func() error
+	// seen: per repartition source, the highest position applied
+	// (dedupe.go); dup: the current record is at or below it.
+	seen map[string]*srcPos
+	dup  bool
+	// lastID, lastPos: the entry of seen the last record used.
+	lastID  string
+	lastPos *srcPos
 }
 
 // TaskMetrics is a snapshot of one task's counters.
@@ -66,10 +73,13 @@ type TaskMetrics struct {
 	LateDropped     int64  // (record, window) pairs dropped as past the grace period
 	DeadLetters     int64  // records sent to the dead-letter topic
 	SkippedReplayed int64  // records skipped because the restored state already had them
+	// SkippedDuplicates: repartition records skipped as copies of records
+	// already applied (written again by an upstream replay, dedupe.go).
+	SkippedDuplicates int64
 }
 
 type taskMetrics struct {
-	processed, lag, storeBytes, restoreTotal, restored, late, dead, skipped atomic.Int64
+	processed, lag, storeBytes, restoreTotal, restored, late, dead, skipped, dups atomic.Int64
 }
 
 // task runs one input topic-partition through the nodes reachable from
@@ -98,8 +108,15 @@ type task struct {
 	epoch      int32
 	dirty      bool // records processed since the last marker
 	needMarker bool
-	err        error
-	m          taskMetrics
+	// srcID identifies this task in the source headers of its repartition
+	// writes; seq numbers the writes caused by the current input record.
+	srcID []byte
+	seq   uint64
+	// hdrBuf, hdrs: chunks the source headers are carved from.
+	hdrBuf []byte
+	hdrs   []kgo.RecordHeader
+	err    error
+	m      taskMetrics
 }
 
 func taskID(topic string, p int32) string { return topic + "-" + strconv.Itoa(int(p)) }
@@ -157,7 +174,11 @@ func (t *task) sinkFunc(s *sinkSpec) func(rec) {
 				return
 			}
 		}
-		t.out.send(&kgo.Record{Topic: topic, Key: k, Value: v, Headers: r.headers, Timestamp: time.UnixMilli(r.ts)}, nil)
+		hs := r.headers
+		if s.internal {
+			hs = t.withSource(hs)
+		}
+		t.out.send(&kgo.Record{Topic: topic, Key: k, Value: v, Headers: hs, Timestamp: time.UnixMilli(r.ts)}, nil)
 	}
 }
 
@@ -170,13 +191,14 @@ func (t *task) attachStore(spec *storeSpec) *taskStore {
 }
 
 // skip reports whether the current record is already reflected in s (it
-// is being replayed from before s's last marker).
+// is being replayed from before s's last marker, or it is a repartition
+// copy of a record s applied).
 func (t *task) skip(s *taskStore) bool {
 	if t.curOffset < s.applied {
 		t.m.skipped.Add(1)
 		return true
 	}
-	return false
+	return s.dup
 }
 
 // process runs one input record through the task.
@@ -189,6 +211,25 @@ func (t *task) process(kr *kgo.Record) {
 	}
 	t.dirty = true
 	t.curOffset = kr.Offset
+	t.seq = 0
+	hs := kr.Headers
+	if t.src.source.internal {
+		var sv []byte
+		var found bool
+		hs, sv, found = takeSource(hs)
+		id, pos, ok := parseSource(sv)
+		switch {
+		case found && ok && len(t.stores) > 0:
+			if t.dedupe(id, pos) {
+				t.m.dups.Add(1)
+				return
+			}
+		default: // written without a position: nothing to compare
+			for _, s := range t.stores {
+				s.dup = false
+			}
+		}
+	}
 	k, err := t.src.source.decKey(kr.Key)
 	if err != nil {
 		t.deadLetter(kr, fmt.Errorf("key of %s/%d@%d: %w", kr.Topic, kr.Partition, kr.Offset, err))
@@ -203,7 +244,7 @@ func (t *task) process(kr *kgo.Record) {
 	if ts > t.streamTime {
 		t.streamTime = ts
 	}
-	t.root(rec{key: k, value: v, ts: ts, headers: kr.Headers})
+	t.root(rec{key: k, value: v, ts: ts, headers: hs})
 }
 
 // deadLetter sends kr to the dead-letter topic with err, in Kafka
@@ -244,7 +285,7 @@ func (t *task) flush() error {
 		for _, s := range t.stores {
 			s.applied = t.next
 			ts := s
-			t.out.send(markerRecord(s.changelog, t.partition, t.next, t.streamTime), func(r *kgo.Record, err error) {
+			t.out.send(markerRecord(s.changelog, t.partition, t.next, t.streamTime, s.seen), func(r *kgo.Record, err error) {
 				if err == nil {
 					ts.lastMarker.Store(r.Offset)
 				}
@@ -299,5 +340,6 @@ func (t *task) metrics() TaskMetrics {
 		Task: t.id, Processed: t.m.processed.Load(), Lag: t.m.lag.Load(), StoreBytes: t.m.storeBytes.Load(),
 		RestoreTotal: t.m.restoreTotal.Load(), Restored: t.m.restored.Load(),
 		LateDropped: t.m.late.Load(), DeadLetters: t.m.dead.Load(), SkippedReplayed: t.m.skipped.Load(),
+		SkippedDuplicates: t.m.dups.Load(),
 	}
 }

@@ -145,6 +145,7 @@ func (tp *Topology) newTask(appID string, src *node, p int32) *task {
 		built: make(map[*node]func(rec)), next: -1, streamTime: -1 << 62,
 	}
 	t.id = taskID(t.topic, p)
+	t.srcID = sourceID(t.topic, p)
 	t.root = t.build(src)
 	return t
 }
