@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"weir/broker/brokertest/testbroker"
 )
 
 var (
@@ -143,21 +145,6 @@ func (p *weirProc) interrupt(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, timeout time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestRunQuickstart runs `weir run examples/quickstart` (a copy) as a
 // process: records must reach the output file within 10 s of start, the
 // stdout sink prints the slow requests, Ctrl-C exits cleanly, and a
@@ -170,7 +157,7 @@ func TestRunQuickstart(t *testing.T) {
 
 	start := time.Now()
 	p := startWeirRun(t, bin, dir)
-	waitFor(t, 10*time.Second, func() error {
+	testbroker.CheckFor(t, 10*time.Second, func() error {
 		if n := len(readJSONLines(t, out)); n != 59 {
 			return fmt.Errorf("%s has %d lines, want the 59 non-debug lines of data/app.log\nstderr:\n%s", out, n, p.stderr.String())
 		}
@@ -194,7 +181,7 @@ func TestRunQuickstart(t *testing.T) {
 		want[fmt.Sprint(m["service"], " ", ts.Truncate(time.Minute).UTC().Format(time.RFC3339))]++
 	}
 	perMinute := filepath.Join(dir, "out", "requests_per_minute.jsonl")
-	waitFor(t, 20*time.Second, func() error {
+	testbroker.CheckFor(t, 20*time.Second, func() error {
 		got := map[string]float64{}
 		for _, m := range readJSONLines(t, perMinute) {
 			n, _ := m["requests"].(float64)
@@ -205,7 +192,7 @@ func TestRunQuickstart(t *testing.T) {
 		}
 		return nil
 	})
-	waitFor(t, 10*time.Second, func() error {
+	testbroker.CheckFor(t, 10*time.Second, func() error {
 		if !strings.Contains(p.stdout.String(), `"alert":"search took`) {
 			return fmt.Errorf("stdout sink printed no slow request yet: %q", p.stdout.String())
 		}
@@ -222,7 +209,7 @@ func TestRunQuickstart(t *testing.T) {
 	}
 	fmt.Fprintln(f, "2024-05-01T11:00:00.000Z ERROR [checkout] order failed: out of stock user=erin duration=700ms")
 	f.Close()
-	waitFor(t, 20*time.Second, func() error {
+	testbroker.CheckFor(t, 20*time.Second, func() error {
 		if n := len(readJSONLines(t, out)); n != 60 {
 			return fmt.Errorf("%s has %d lines, want 60\nstderr:\n%s", out, n, p2.stderr.String())
 		}
@@ -238,7 +225,7 @@ func TestRunQuickstart(t *testing.T) {
 	src, _ := os.ReadFile(hcl)
 	os.WriteFile(hcl, bytes.Replace(src, []byte("out/app_logs.jsonl"), []byte("out/app_logs2.jsonl"), 1), 0o644)
 	_ = p2.cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, 20*time.Second, func() error {
+	testbroker.CheckFor(t, 20*time.Second, func() error {
 		if !strings.Contains(p2.stderr.String(), `"restarted":["sink.archive"]`) {
 			return fmt.Errorf("no reload restarting only sink.archive logged:\n%s", p2.stderr.String())
 		}
@@ -248,7 +235,7 @@ func TestRunQuickstart(t *testing.T) {
 	fmt.Fprintln(f, "2024-05-01T11:00:01.000Z INFO  [cart] item added user=erin")
 	f.Close()
 	out2 := filepath.Join(dir, "out", "app_logs2.jsonl")
-	waitFor(t, 20*time.Second, func() error {
+	testbroker.CheckFor(t, 20*time.Second, func() error {
 		if n := len(readJSONLines(t, out2)); n != 1 {
 			return fmt.Errorf("%s has %d lines, want 1", out2, n)
 		}
