@@ -1,7 +1,7 @@
 // Package searchtest runs real search servers for the Elasticsearch sink's
-// tests: Elasticsearch 7.17 and OpenSearch 2.19 nodes started from Maven
-// Central jars by a small Java launcher (java/, one Maven module per
-// server), never a hand-written fake. It is importable by any test in the
+// tests: Elasticsearch 7.17, Elasticsearch 8.15 and OpenSearch 2.19 nodes
+// started from Maven Central jars by a small Java launcher (java/, one
+// Maven module per server), never a hand-written fake. It is importable by any test in the
 // module (examples/ uses it too).
 //
 // A test binary calls Main from TestMain; Shared starts one server per
@@ -14,6 +14,13 @@
 // than its sources (offline first, then online), under a file lock so
 // parallel test binaries build it once. The node exits when its stdin
 // closes, so a killed test process never leaves a server behind.
+//
+// Elasticsearch 8 publishes only its core server, the netty4 transport and
+// the test framework to Maven Central, not its modules or X-Pack: the
+// Elasticsearch8 node runs with security off, without the _data_stream
+// APIs (data streams are still created from index templates by the core
+// server) and with GET / answered by the launcher's RootInfoPlugin, a
+// stand-in for the unpublished rest-root module.
 //
 // When java or mvn is missing the tests that need a server are skipped,
 // unless the environment variable CI is set: then they fail.

@@ -24,6 +24,7 @@ type Flavor string
 // The servers available from Maven Central.
 const (
 	Elasticsearch7 Flavor = "elasticsearch7" // Elasticsearch 7.17 (sends X-Elastic-Product)
+	Elasticsearch8 Flavor = "elasticsearch8" // Elasticsearch 8.15, security off (core server + netty4 only)
 	OpenSearch2    Flavor = "opensearch2"    // OpenSearch 2.19 (data streams in core)
 )
 

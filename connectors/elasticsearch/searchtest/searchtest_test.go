@@ -17,6 +17,7 @@ func TestServersStartAndAnswer(t *testing.T) {
 		product bool // sends X-Elastic-Product: Elasticsearch
 	}{
 		{Elasticsearch7, "7.17.", true},
+		{Elasticsearch8, "8.15.", true},
 		{OpenSearch2, "2.19.", false},
 	} {
 		t.Run(string(tc.f), func(t *testing.T) {
