@@ -193,22 +193,6 @@ func (l *loader) decodeOps(c *hcl.BodyContent, s *Stream, steps hcl.Blocks) hcl.
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Route in an aggregating stream",
 				Detail:  "An aggregating stream writes its results to its to topic; route steps send records elsewhere. Route in a stream of its own, before this one.",
 				Subject: b.DefRange.Ptr()})
-		case "parse_timestamp":
-			if ag.window == nil {
-				continue
-			}
-			pc, _, _ := b.Body.PartialContent(parseTimeSchema)
-			setTime := true
-			if a, ok := pc.Attributes["set_record_time"]; ok {
-				if v, d := l.value(a.Expr); !d.HasErrors() && !v.IsNull() && v.Type().FriendlyName() == "bool" {
-					setTime = v.True()
-				}
-			}
-			if setTime {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Event time set inside a windowed stream",
-					Detail:  "Windows use the timestamps of the records on the input topic, which a step of this stream cannot change. Parse the timestamp in the source (parse_timestamp sets the record time there), or set set_record_time = false here.",
-					Subject: b.DefRange.Ptr()})
-			}
 		}
 	}
 	return diags

@@ -33,9 +33,11 @@
 // Kafka Streams (GROUP BY ... WINDOW TUMBLING|HOPPING|SESSION in ksqlDB).
 // One aggregation per stream, count or aggregate; the window is optional.
 // Steps run on input records before the grouping and must be written
-// above the aggregation; route steps and parse_timestamp setting the
-// record time (in windowed streams) are errors, as windows use the input
-// records' timestamps (set them in the source). Durations are Go
+// above the aggregation; route steps are errors. Windows use event time:
+// the input records' timestamps, or, when a parse_timestamp step of the
+// stream sets the record time (set_record_time, the default), the time it
+// parsed; a record it gave no time goes to the dead-letter topic
+// weir-dlq-<stream>. Durations are Go
 // durations plus "d"; grace defaults to 0; emit "final" writes one result
 // per window when stream time passes its end plus grace, "updates" (the
 // default) every change. A record for a window already closed is late:

@@ -76,6 +76,20 @@ func (c *Chain) hasKind(kind string) bool {
 	return false
 }
 
+// setsTime reports whether a step of the chain sets the record time
+// (parse_timestamp with set_record_time, the default).
+func (c *Chain) setsTime() bool {
+	if c == nil {
+		return false
+	}
+	for _, st := range c.steps {
+		if p, ok := st.s.(*parseTimestampStep); ok && p.setTime {
+			return true
+		}
+	}
+	return false
+}
+
 // Apply runs the steps over ev in order. The returned error (wrapping
 // ErrStep, naming the step and its file:line) reports the first step
 // that failed; the outcome says what became of the event: on_error

@@ -619,3 +619,159 @@ func TestStreamAvroResults(t *testing.T) {
 		t.Fatalf("status %+v: want 1 late record", s)
 	}
 }
+
+const eventTimeCount = `
+topic "clicks" {}
+topic "click_counts" {}
+
+stream "clicks_per_page" {
+  from = [topic.clicks]
+  to   = topic.click_counts
+
+  parse_timestamp {
+    field  = "at"
+    layout = "rfc3339"
+  }
+  group_by = record.page
+  window "tumbling" {
+    size  = "1m"
+    grace = "10s"
+    emit  = "final"
+  }
+  count {}
+}
+`
+
+// TestStreamWindowedEventTime: parse_timestamp in a windowed stream sets
+// the event time the windows use. The records' Kafka timestamps run
+// backwards from a day later, so counting by them would give nothing like
+// the reference, which is computed here from the parsed times (out of
+// order within the grace period, some late); records without a parsable
+// time go to the dead-letter topic.
+func TestStreamWindowedEventTime(t *testing.T) {
+	e := newEnv(t)
+	e.write("p.hcl", eventTimeCount)
+	r := e.streamRunner(t.TempDir())
+	if _, err := r.Apply(context.Background(), e.load()); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	kafkaT := t0.Add(24 * time.Hour)
+	rng := rand.New(rand.NewSource(11))
+	pages := []string{"/", "/cart", "/search"}
+	type wkey struct {
+		page  string
+		start int64
+	}
+	want := map[wkey]int64{}
+	var st int64
+	late := 0
+	var recs []*kgo.Record
+	for i := range 1200 {
+		ts := t0.Add(time.Duration(i) * 500 * time.Millisecond)
+		if i%40 == 9 {
+			ts = ts.Add(-3 * time.Minute) // late
+		} else {
+			ts = ts.Add(time.Duration(rng.Intn(20000)-15000) * time.Millisecond)
+		}
+		page := pages[rng.Intn(len(pages))]
+		recs = append(recs, jsonRec(kafkaT.Add(-time.Duration(i)*time.Second), map[string]any{"page": page, "at": ts.Format(time.RFC3339Nano)}))
+		ms := ts.UnixMilli()
+		st = max(st, ms)
+		start := ms / 60000 * 60000
+		if start+70000 <= st {
+			late++
+			continue
+		}
+		want[wkey{page, start}]++
+	}
+	// No time, and a time that does not parse: dead letters.
+	recs = append(recs, jsonRec(kafkaT, map[string]any{"page": "/"}), jsonRec(kafkaT, map[string]any{"page": "/", "at": "yesterday"}))
+	end := t0.Add(time.Hour)
+	recs = append(recs, jsonRec(kafkaT, map[string]any{"page": "flush", "at": end.Format(time.RFC3339)}))
+	st = end.UnixMilli()
+	e.produce("clicks", recs...)
+	closed := map[wkey]int64{}
+	for k, n := range want {
+		if k.start+70000 <= st {
+			closed[k] = n
+		}
+	}
+	if late == 0 || len(closed) < 20 {
+		t.Fatalf("test data: %d late records, %d closed windows", late, len(closed))
+	}
+	read := func() (map[wkey]int64, error) {
+		got := map[wkey]int64{}
+		for _, rec := range e.b.ReadAll("click_counts") {
+			var v struct {
+				Page        string    `json:"page"`
+				WindowStart time.Time `json:"window_start"`
+				Count       int64     `json:"count"`
+			}
+			if err := json.Unmarshal(rec.Value, &v); err != nil {
+				return nil, fmt.Errorf("result %q: %v", rec.Value, err)
+			}
+			k := wkey{v.Page, v.WindowStart.UnixMilli()}
+			if _, dup := got[k]; dup {
+				return nil, fmt.Errorf("window %v emitted twice", k)
+			}
+			got[k] = v.Count
+		}
+		return got, nil
+	}
+	testbroker.CheckFor(t, 60*time.Second, func() error {
+		got, err := read()
+		if err != nil {
+			return err
+		}
+		if len(got) < len(closed) {
+			return fmt.Errorf("%d results so far, want %d", len(got), len(closed))
+		}
+		return nil
+	})
+	got, err := read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diffs []string
+	for k, n := range closed {
+		if got[k] != n {
+			diffs = append(diffs, fmt.Sprintf("%s@%s: got %d want %d", k.page, time.UnixMilli(k.start).UTC().Format("15:04"), got[k], n))
+		}
+	}
+	for k, n := range got {
+		if _, ok := closed[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s@%d: unexpected result %d", k.page, k.start, n))
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		t.Fatalf("%d windows differ from the reference:\n%v", len(diffs), diffs)
+	}
+	testbroker.CheckFor(t, 10*time.Second, func() error {
+		s := statusOf(r, "stream.clicks_per_page")
+		if int(s.Late) != late {
+			return fmt.Errorf("status %+v: want %d late records", s, late)
+		}
+		dl := e.b.ReadAll(connectors.DeadLetterTopic("clicks_per_page"))
+		if len(dl) != 2 {
+			return fmt.Errorf("%d dead letters, want 2", len(dl))
+		}
+		for _, d := range dl {
+			if !strings.Contains(headerOf(d, connectors.HeaderErrMessage), "no event time") {
+				return fmt.Errorf("dead letter %s: error %q", d.Value, headerOf(d, connectors.HeaderErrMessage))
+			}
+		}
+		return nil
+	})
+	t.Logf("%d records, %d late, %d closed windows match the reference", len(recs), late, len(closed))
+}
+
+func headerOf(r *kgo.Record, key string) string {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}

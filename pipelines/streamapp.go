@@ -2,6 +2,7 @@ package pipelines
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -43,7 +44,10 @@ import (
 // only for windowed streams (timestamps: RFC 3339 in JSON), and an
 // aggregate's object fields take the place of "count" (a scalar
 // aggregate is written as "value", or the block's field). Event time is
-// the input records' timestamp (set by the source's parse_timestamp).
+// the input records' timestamp, unless a parse_timestamp step of the
+// stream sets the record time: then it is the time that step parsed
+// (streams.EventTime), and a record it gave no time (its field missing
+// or unparsable with on_error = "keep") goes to the dead-letter topic.
 
 // Store names of the aggregation (internal topics are named after them).
 const (
@@ -54,7 +58,8 @@ const (
 // row is one decoded input record on its way to the grouping.
 type row struct {
 	fields *Object
-	key    []byte // the group key (group_by), or nil
+	key    []byte    // the group key (group_by), or nil
+	time   time.Time // the record time the steps set (parse_timestamp), or zero
 }
 
 // statefulStream holds what the topology's functions share.
@@ -115,7 +120,7 @@ func (ss *statefulStream) decodeRow(v []byte) (*row, error) {
 		}
 		return nil, err
 	}
-	r := &row{fields: ev.Fields}
+	r := &row{fields: ev.Fields, time: ev.Time}
 	if ss.ag.groupBy != nil {
 		k, err := keyBytes(ss.ag.groupBy, ev.Fields)
 		if err != nil {
@@ -192,6 +197,21 @@ func keySerde() streams.Serde[streams.Windowed[[]byte]] {
 	}
 }
 
+// rowTime is the event time of a stream whose steps set the record time.
+// A dropped row (filtered, a null group key) is given the epoch, so that
+// its Kafka timestamp does not move stream time (it reaches no window).
+func rowTime(_ []byte, r *row, _ time.Time) (time.Time, error) {
+	switch {
+	case r == nil:
+		return time.UnixMilli(0), nil
+	case r.time.IsZero():
+		return time.Time{}, errNoEventTime
+	}
+	return r.time, nil
+}
+
+var errNoEventTime = errors.New("parse_timestamp set no record time (its field is missing or did not parse)")
+
 // topology builds the stream's streams topology.
 func (ss *statefulStream) topology() (*streams.Topology, error) {
 	s, ag := ss.s, ss.ag
@@ -200,9 +220,13 @@ func (ss *statefulStream) topology() (*streams.Topology, error) {
 		Dec: ss.decodeRow,
 		Enc: func(*row) ([]byte, error) { return nil, fmt.Errorf("%w: input rows are read-only", streams.ErrEncode) },
 	}
+	var opts []streams.SourceOption[[]byte, *row]
+	if s.Steps.setsTime() {
+		opts = append(opts, streams.EventTime(rowTime))
+	}
 	var ins []streams.Stream[[]byte, *row]
 	for _, t := range s.From {
-		ins = append(ins, streams.From(b, t, streams.Bytes(), streams.Serde[*row](in)))
+		ins = append(ins, streams.From(b, t, streams.Bytes(), streams.Serde[*row](in), opts...))
 	}
 	st := ins[0]
 	if len(ins) > 1 {

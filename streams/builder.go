@@ -2,6 +2,7 @@ package streams
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -40,6 +41,25 @@ type sourceSpec struct {
 	internal bool
 	decKey   func([]byte) (any, error)
 	decValue func([]byte) (any, error)
+	// eventTime, if set, gives a decoded record's event time (EventTime).
+	eventTime func(k, v any, recordTime time.Time) (time.Time, error)
+}
+
+// SourceOption configures a From.
+type SourceOption[K, V any] func(*sourceSpec)
+
+// EventTime makes fn the source's timestamp extractor (Kafka Streams'
+// TimestampExtractor): each record's event time, which windows and stream
+// time use, and which records written downstream (repartition topics
+// included) carry, is fn(key, value, recordTime) of the decoded record
+// instead of its Kafka timestamp recordTime. A record for which fn fails,
+// or returns a time before the Unix epoch (the zero time.Time, say), goes
+// to the dead-letter topic with the error (ErrEventTime), and the stream
+// goes on.
+func EventTime[K, V any](fn func(key K, value V, recordTime time.Time) (time.Time, error)) SourceOption[K, V] {
+	return func(s *sourceSpec) {
+		s.eventTime = func(k, v any, rt time.Time) (time.Time, error) { return fn(as[K](k), as[V](v), rt) }
+	}
 }
 
 type sinkSpec struct {
@@ -120,8 +140,8 @@ func (s Stream[K, V]) derive(name string, mk func(t *task, fwd func(rec)) func(r
 
 // From reads topic, decoding keys with ks and values with vs. Records that
 // fail to decode go to the app's dead-letter topic. Each topic may be read
-// by one From per topology.
-func From[K, V any](b *Builder, topic string, ks Serde[K], vs Serde[V]) Stream[K, V] {
+// by one From per topology. opts: EventTime.
+func From[K, V any](b *Builder, topic string, ks Serde[K], vs Serde[V], opts ...SourceOption[K, V]) Stream[K, V] {
 	if topic == "" || ks == nil || vs == nil {
 		b.errorf("From: topic %q needs a name and key and value serdes", topic)
 	}
@@ -132,6 +152,9 @@ func From[K, V any](b *Builder, topic string, ks Serde[K], vs Serde[V]) Stream[K
 	n.source = &sourceSpec{topic: topic}
 	if ks != nil && vs != nil {
 		n.source.decKey, n.source.decValue = decoder(ks), decoder(vs)
+	}
+	for _, o := range opts {
+		o(n.source)
 	}
 	b.sources[topic] = n
 	return Stream[K, V]{b: b, n: n, srcs: map[*node]bool{n: true}}

@@ -14,6 +14,13 @@
 //		To("error-counts", streams.WindowedKey(streams.String()), streams.Int64())
 //	tp, err := b.Build()
 //
+// Event time is the input record's Kafka timestamp unless the source has
+// an EventTime extractor (From's option; Kafka Streams'
+// TimestampExtractor), which takes it from the decoded key and value;
+// records it cannot give a time go to the dead-letter topic. Stream time,
+// windows and the timestamps of records written downstream (repartition
+// topics included) follow event time.
+//
 // Stateless: Filter, FilterNot, Peek, Branch, Merge, To (methods) and Map,
 // MapValues, FlatMap, FlatMapValues, SelectKey (functions, as Go methods
 // cannot add type parameters). Stateful: GroupByKey / GroupBy, then Count,

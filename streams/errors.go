@@ -7,6 +7,10 @@ var (
 	// ErrDecode: a key or value did not decode with its serde. On input
 	// topics the record goes to the dead-letter topic.
 	ErrDecode = errors.New("decode failed")
+	// ErrEventTime: a source's EventTime extractor failed on a record (or
+	// gave a time before the Unix epoch); the record goes to the
+	// dead-letter topic.
+	ErrEventTime = errors.New("no event time")
 	// ErrEncode: a key or value did not encode with its serde; the app
 	// stops (it is a program error, not bad input).
 	ErrEncode = errors.New("encode failed")

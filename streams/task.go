@@ -241,6 +241,17 @@ func (t *task) process(kr *kgo.Record) {
 		return
 	}
 	ts := kr.Timestamp.UnixMilli()
+	if et := t.src.source.eventTime; et != nil {
+		tm, err := et(k, v, kr.Timestamp)
+		if err == nil && tm.Before(time.Unix(0, 0)) {
+			err = fmt.Errorf("%s is before the Unix epoch", tm.UTC().Format(time.RFC3339Nano))
+		}
+		if err != nil {
+			t.deadLetter(kr, fmt.Errorf("%w: %s/%d@%d: %v", ErrEventTime, kr.Topic, kr.Partition, kr.Offset, err))
+			return
+		}
+		ts = tm.UnixMilli()
+	}
 	if ts > t.streamTime {
 		t.streamTime = ts
 	}

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// TimeWindows are fixed-size windows over event time (record timestamps):
+// TimeWindows are fixed-size windows over event time (record timestamps,
+// or what the source's EventTime extractor gives):
 // tumbling when Advance is 0 or equal to Size, hopping when smaller.
 // Window starts are multiples of Advance since the Unix epoch; a window
 // [start, start+Size) holds the records whose timestamp falls in it.

@@ -1,14 +1,18 @@
 package streams
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"weir/connectors"
 	"weir/ingest/partition"
 )
 
@@ -218,4 +222,97 @@ func TestSessionCountsMatchReference(t *testing.T) {
 		t.Fatalf("late = %d, reference %d", m.LateDropped, late)
 	}
 	t.Logf("%d sessions, %d late records", len(got), late)
+}
+
+// TestEventTimeWindowsMatchReference: the event time is a field of the
+// value (EventTime), the Kafka timestamps say nothing useful (they run
+// backwards), and the key is taken from the value, so the windows are
+// counted behind a repartition topic, which must carry the event time.
+// Out-of-order and late records as in TestWindowedCountsMatchReference;
+// records without a usable time go to the dead-letter topic.
+func TestEventTimeWindowsMatchReference(t *testing.T) {
+	type ev struct {
+		K  string
+		At *int64
+	}
+	for _, tc := range []struct {
+		name             string
+		size, adv, grace int64
+		parts            int
+	}{
+		{"tumbling", 100, 100, 50, 2},
+		{"hopping", 300, 100, 120, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBuilder()
+			in := From(b, "ev", String(), JSON[ev](), EventTime(func(_ string, e ev, _ time.Time) (time.Time, error) {
+				if e.At == nil {
+					return time.Time{}, errors.New("field At is missing")
+				}
+				return time.UnixMilli(*e.At), nil
+			}))
+			w := TimeWindows{Size: time.Duration(tc.size) * time.Millisecond, Advance: time.Duration(tc.adv) * time.Millisecond,
+				Grace: time.Duration(tc.grace) * time.Millisecond, EmitFinal: true}
+			g := GroupBy(in, func(_ string, e ev) string { return e.K }, String(), JSON[ev]())
+			CountWindowed(WindowedBy(g, w), "win").To("out", WindowedKey(String()), Int64())
+			d := mustDriver(t, mustBuild(t, b), DriverConfig{AppID: "et", Partitions: map[string]int32{"ev": int32(tc.parts)}, CommitEvery: 50})
+			recs := genOutOfOrder(uint64(tc.size+tc.adv), 4000, 7, 600)
+			var bad int
+			for i, r := range recs {
+				v, _ := json.Marshal(ev{K: r.key, At: &r.ts})
+				if i%97 == 5 {
+					v, bad = []byte(`{"K":"`+r.key+`"}`), bad+1 // no time: dead-lettered, not counted
+				}
+				if i%131 == 7 {
+					v, bad = []byte(`{"K":"`+r.key+`","At":-5}`), bad+1 // before the epoch
+				}
+				// Kafka timestamps run backwards from far in the future.
+				if err := d.Pipe("ev", []byte(strconv.Itoa(i)), v, time.UnixMilli(1e13-int64(i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var good []refRec
+			for i, r := range recs {
+				if i%97 != 5 && i%131 != 7 {
+					good = append(good, r)
+				}
+			}
+			counts, closed, late := refWindows(good, tc.parts, tc.size, tc.adv, tc.grace)
+			got := map[winID]int64{}
+			kvs, err := ReadKV(d, "out", WindowedKey(String()), Int64())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kv := range kvs {
+				got[winID{kv.Key.Key, kv.Key.Start.UnixMilli(), kv.Key.End.UnixMilli()}] = kv.Value
+			}
+			want := map[winID]int64{}
+			for w := range closed {
+				want[w] = counts[w]
+			}
+			if !maps.Equal(got, want) {
+				t.Fatalf("emitted %d windows, reference %d closed windows; first differences: %v", len(got), len(want), diff(got, want))
+			}
+			var gotLate, dead int64
+			for _, m := range d.Metrics() {
+				gotLate += m.LateDropped
+				dead += m.DeadLetters
+			}
+			if gotLate != late || late == 0 {
+				t.Fatalf("late metric = %d, reference %d (want > 0)", gotLate, late)
+			}
+			dl := d.Output("et-dlq")
+			if int(dead) != bad || len(dl) != bad {
+				t.Fatalf("%d dead letters (metric %d), want %d", len(dl), dead, bad)
+			}
+			for _, r := range dl {
+				for _, h := range r.Headers {
+					if h.Key == connectors.HeaderErrMessage && !strings.Contains(string(h.Value), ErrEventTime.Error()) {
+						t.Fatalf("dead letter %s: error %q", r.Value, h.Value)
+					}
+				}
+			}
+			t.Logf("%d windows emitted, %d late (record, window) pairs dropped, %d records without event time dead-lettered", len(got), late, bad)
+		})
+	}
 }
