@@ -48,8 +48,12 @@
 // attribute (record.service → "service"; else "key"), window_start and
 // window_end for windowed streams, then the count (field "count"), the
 // fields of an object aggregate, or a scalar aggregate (field "value").
-// add and merge failing on a record leave the aggregate unchanged and
-// count a transform error; a null group key drops the record.
+// add or merge failing on a record leaves the aggregate unchanged, counts
+// a transform error and sends the record to the dead-letter topic
+// weir-dlq-<stream> with the error (as read by the aggregating task: with
+// group_by or several from topics, the repartition record, whose value is
+// in weir's internal state encoding; else the input record); a null group
+// key drops the record.
 //
 // An aggregating stream runs as a streams application (streamapp.go):
 // its group is the application id, its stores (count or aggregate) live

@@ -26,10 +26,13 @@ import (
 //	From(each from topic) ─ merge ─ decode + transform steps + group_by key
 //	   (records a step dead-letters, or whose group_by fails, go to the
 //	   dead-letter topic weir-dlq-<stream>; filtered ones and null group
-//	   keys are dropped)
+//	   keys are dropped; the steps run in the source's value decoder, not
+//	   in an operator, because parse_timestamp may set the event time,
+//	   which the source's streams.EventTime needs before any operator)
 //	 ─ GroupByKey (repartition when group_by is set or several topics merge)
 //	 ─ [WindowedBy tumbling/hopping | SessionWindowedBy]
-//	 ─ Count | Aggregate(initial, add[, merge])
+//	 ─ Count | TryAggregate(initial, add[, merge]) (a failing add or merge
+//	   dead-letters the record and leaves the aggregate as it was)
 //	 ─ result object ─ To(to topic)
 //
 // Results: key = the group key (UTF-8 text; a JSON key when group_by is
@@ -136,26 +139,32 @@ func (ss *statefulStream) decodeRow(v []byte) (*row, error) {
 	return r, nil
 }
 
-// add folds one record into an aggregate; a failing expression leaves
-// the aggregate as it was (counted and logged as a transform error).
-func (ss *statefulStream) add(k []byte, v *Object, a any) any {
+// add folds one record into an aggregate. A failing expression
+// (counted and logged as a transform error) sends the record to the
+// dead-letter topic and leaves the aggregate as it was
+// (streams.TryAggregate).
+func (ss *statefulStream) add(k []byte, v *Object, a any) (any, error) {
 	scope := &Object{Keys: []string{recordVar, aggVar, keyVar}, Vals: []any{v, a, string(k)}}
 	n, err := ss.ag.add(scope)
 	if err != nil {
-		ss.tr.noteErr(fmt.Errorf("aggregate add at %s: %w", ss.ag.addAt, err))
-		return a
+		err = fmt.Errorf("aggregate add at %s: %w", ss.ag.addAt, err)
+		ss.tr.noteErr(err)
+		return a, err
 	}
-	return n
+	return n, nil
 }
 
-func (ss *statefulStream) merge(k []byte, a, b any) any {
+// merge combines two sessions' aggregates; failing, like add, it
+// dead-letters the record that bridged them and merges nothing.
+func (ss *statefulStream) merge(k []byte, a, b any) (any, error) {
 	scope := &Object{Keys: []string{aggVar, otherVar, keyVar}, Vals: []any{a, b, string(k)}}
 	n, err := ss.ag.mergeFn(scope)
 	if err != nil {
-		ss.tr.noteErr(fmt.Errorf("aggregate merge at %s: %w", ss.ag.mergeAt, err))
-		return a
+		err = fmt.Errorf("aggregate merge at %s: %w", ss.ag.mergeAt, err)
+		ss.tr.noteErr(err)
+		return a, err
 	}
-	return n
+	return n, nil
 }
 
 // result builds an output value.
@@ -257,7 +266,7 @@ func (ss *statefulStream) topology() (*streams.Topology, error) {
 		streams.MapValues(t, func(k []byte, n int64) *Object { return ss.result(k, nil, nil, countAny(n)) }).
 			To(s.To, streams.Bytes(), out)
 	case w == nil:
-		t := streams.Aggregate(g, aggregateStore, init, ss.add, aggs).ToStream()
+		t := streams.TryAggregate(g, aggregateStore, init, ss.add, aggs).ToStream()
 		streams.MapValues(t, func(k []byte, a any) *Object { return ss.result(k, nil, nil, a) }).
 			To(s.To, streams.Bytes(), out)
 	case w.kind == "session":
@@ -266,7 +275,7 @@ func (ss *statefulStream) topology() (*streams.Topology, error) {
 			toWindowed(streams.MapValues(streams.CountSessions(sg, countStore),
 				func(_ streams.Windowed[[]byte], n int64) any { return countAny(n) }))
 		} else {
-			toWindowed(streams.AggregateSessions(sg, aggregateStore, init, ss.add, ss.merge, aggs))
+			toWindowed(streams.TryAggregateSessions(sg, aggregateStore, init, ss.add, ss.merge, aggs))
 		}
 	default:
 		tw := streams.TimeWindows{Size: w.size, Advance: w.advance, Grace: w.grace, EmitFinal: w.emitFinal}
@@ -275,7 +284,7 @@ func (ss *statefulStream) topology() (*streams.Topology, error) {
 			toWindowed(streams.MapValues(streams.CountWindowed(wg, countStore),
 				func(_ streams.Windowed[[]byte], n int64) any { return countAny(n) }))
 		} else {
-			toWindowed(streams.AggregateWindowed(wg, aggregateStore, init, ss.add, aggs))
+			toWindowed(streams.TryAggregateWindowed(wg, aggregateStore, init, ss.add, aggs))
 		}
 	}
 	return b.Build()

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
+	"weir/connectors"
 	"weir/streams"
 )
 
@@ -140,33 +142,64 @@ stream "s" {
 	}
 }
 
-// TestAggregateErrorKeepsAggregate: an add expression that fails on a
-// record leaves the aggregate as it was and counts a transform error;
-// a record without the group_by field (null key) belongs to no group.
-func TestAggregateErrorKeepsAggregate(t *testing.T) {
-	d, ss := driveStream(t, `
+// TestAggregateErrorDeadLetters: an add expression that fails on a
+// record leaves the aggregate as it was, counts a transform error and
+// sends the record to the dead-letter topic with the error (behind the
+// repartition topic of group_by: the repartition record); a record
+// without the group_by field (null key) belongs to no group. In a
+// windowed stream the failing record changes no window either.
+func TestAggregateErrorDeadLetters(t *testing.T) {
+	for _, window := range []string{"", `window "hopping" {
+    size    = "10s"
+    advance = "5s"
+  }`} {
+		d, ss := driveStream(t, `
 topic "logs" {}
 topic "sums" {}
 stream "s" {
   from     = [topic.logs]
   to       = topic.sums
   group_by = record.service
+  `+window+`
   aggregate {
     initial = 0
     add     = agg + record.ms
     field   = "total_ms"
   }
 }`)
-	pipe(t, d, "logs", 1, `{"service":"a","ms":5}`)
-	pipe(t, d, "logs", 2, `{"service":"a","ms":"oops"}`)
-	pipe(t, d, "logs", 3, `{"ms":100}`)
-	pipe(t, d, "logs", 4, `{"service":"a","ms":7}`)
-	got := results(t, d, "sums", "service", "total_ms")
-	if len(got) == 0 || got[len(got)-1] != "a: service=a total_ms=12" {
-		t.Fatalf("results %q", got)
-	}
-	if n := ss.tr.errors.Load(); n != 1 {
-		t.Fatalf("%d transform errors, want 1", n)
+		pipe(t, d, "logs", 1, `{"service":"a","ms":5}`)
+		pipe(t, d, "logs", 2, `{"service":"a","ms":"oops"}`)
+		pipe(t, d, "logs", 3, `{"ms":100}`)
+		pipe(t, d, "logs", 4, `{"service":"a","ms":7}`)
+		got := results(t, d, "sums", "service", "total_ms")
+		want := "a: service=a total_ms=12"
+		if window != "" {
+			want = "a 0-10: service=a total_ms=12" // windows start at 0 or later: only [0s, 10s)
+		}
+		if len(got) == 0 || got[len(got)-1] != want {
+			t.Fatalf("window %q: results %q", window, got)
+		}
+		if n := ss.tr.errors.Load(); n != 1 {
+			t.Fatalf("%d transform errors, want 1", n)
+		}
+		dl := d.Output("t-dlq")
+		if len(dl) != 1 {
+			t.Fatalf("%d dead letters, want 1", len(dl))
+		}
+		h := map[string]string{}
+		for _, x := range dl[0].Headers {
+			h[x.Key] = string(x.Value)
+		}
+		if msg := h[connectors.HeaderErrMessage]; !strings.Contains(msg, "aggregate add at s.hcl:") || !strings.Contains(msg, streams.ErrOperator.Error()) ||
+			h[connectors.HeaderErrTopic] != "t-aggregate-repartition" || string(dl[0].Key) != "a" {
+			t.Fatalf("dead letter key %q headers %v", dl[0].Key, h)
+		}
+		v, err := decodeState(dl[0].Value)
+		if o, ok := v.(*Object); err != nil || !ok {
+			t.Fatalf("dead letter value %x: %v %v", dl[0].Value, v, err)
+		} else if ms, _ := o.Get("ms"); ms != "oops" {
+			t.Fatalf("dead letter value %v", o)
+		}
 	}
 }
 

@@ -209,10 +209,15 @@ func (t *task) restore(s *taskStore, rd changelogReader) error {
 	ts := s
 	s.st.OnFlush = func(k, v []byte) error {
 		t.out.send(changelogRecord(ts.changelog, t.partition, k, v), nil)
-		if ts.emit != nil {
-			return ts.emit(k, v)
+		if ts.emit == nil {
+			return nil
 		}
-		return nil
+		// An operator failing downstream dead-letters this entry.
+		t.emitRec = kgo.Record{Topic: ts.changelog, Partition: t.partition, Offset: -1, Key: k, Value: v}
+		t.emitting = &t.emitRec
+		err := ts.emit(k, v)
+		t.emitting = nil
+		return err
 	}
 	return nil
 }

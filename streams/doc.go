@@ -86,8 +86,13 @@
 // counts while the repartition topic holds a copy of each record of the
 // victim's uncommitted input, every copy skipped once.
 //
-// Records that fail to decode go to the dead-letter topic (default
-// <app>-dlq) with Kafka Connect's error headers; the stream goes on.
+// Records that fail to decode, or to give an EventTime, go to the
+// dead-letter topic (default <app>-dlq) with Kafka Connect's error
+// headers; the stream goes on. So do records an operator fails on: the
+// Try variants (TryFilter, TryMap, TryMapValues, TryFlatMap, TryAggregate,
+// TryAggregateWindowed, TryAggregateSessions) take functions that return
+// an error, and a failing aggregator leaves the aggregate as it was
+// (try.go says which record is dead-lettered where).
 //
 // # Files
 //
@@ -99,6 +104,7 @@
 //	task.go       a task: instantiated operators, processing, flush + markers
 //	changelog.go  changelog layout, markers, restore, local checkpoints
 //	dedupe.go     source positions of repartition records, duplicate skipping
+//	try.go        operators that can fail: dead letters from operators
 //	app.go        App: franz-go group client, rebalance callbacks, commit loop
 //	driver.go     TestDriver
 //	metrics.go    per-task Prometheus metrics

@@ -11,6 +11,9 @@ var (
 	// gave a time before the Unix epoch); the record goes to the
 	// dead-letter topic.
 	ErrEventTime = errors.New("no event time")
+	// ErrOperator: an operator function (TryMap, TryAggregate...)
+	// failed on a record; the record goes to the dead-letter topic.
+	ErrOperator = errors.New("operator failed")
 	// ErrEncode: a key or value did not encode with its serde; the app
 	// stops (it is a program error, not bad input).
 	ErrEncode = errors.New("encode failed")

@@ -89,7 +89,19 @@ func (t Table[K, V]) ToStream() Stream[K, V] {
 // store named store backed by the changelog <app>-<store>-changelog.
 // Records with a null key (ks encodes it to nil) are dropped.
 func Aggregate[K, V, A any](g Grouped[K, V], store string, init func() A, agg func(K, V, A) A, as Serde[A]) Table[K, A] {
-	return aggregateKV(g, store, func(k K, v V, a A, ok bool) A {
+	return aggregateKV(g, store, "AGGREGATE-", func(k K, v V, a A, ok bool) (A, error) {
+		if !ok {
+			a = init()
+		}
+		return agg(k, v, a), nil
+	}, as)
+}
+
+// TryAggregate is Aggregate with an aggregator that can fail: the record
+// then goes to the dead-letter topic (try.go) and its key's aggregate
+// stays as it was.
+func TryAggregate[K, V, A any](g Grouped[K, V], store string, init func() A, agg func(K, V, A) (A, error), as Serde[A]) Table[K, A] {
+	return aggregateKV(g, store, "TRY-AGGREGATE-", func(k K, v V, a A, ok bool) (A, error) {
 		if !ok {
 			a = init()
 		}
@@ -99,24 +111,24 @@ func Aggregate[K, V, A any](g Grouped[K, V], store string, init func() A, agg fu
 
 // Count counts records per key.
 func Count[K, V any](g Grouped[K, V], store string) Table[K, int64] {
-	return aggregateKV(g, store, func(_ K, _ V, n int64, _ bool) int64 { return n + 1 }, Int64())
+	return aggregateKV(g, store, "AGGREGATE-", func(_ K, _ V, n int64, _ bool) (int64, error) { return n + 1, nil }, Int64())
 }
 
 // Reduce combines each key's values with fn; the first value of a key is
 // its initial aggregate.
 func Reduce[K, V any](g Grouped[K, V], store string, fn func(V, V) V) Table[K, V] {
-	return aggregateKV(g, store, func(_ K, v V, a V, ok bool) V {
+	return aggregateKV(g, store, "AGGREGATE-", func(_ K, v V, a V, ok bool) (V, error) {
 		if !ok {
-			return v
+			return v, nil
 		}
-		return fn(a, v)
+		return fn(a, v), nil
 	}, g.vs)
 }
 
-func aggregateKV[K, V, A any](g Grouped[K, V], storeName string, fn func(K, V, A, bool) A, as Serde[A]) Table[K, A] {
+func aggregateKV[K, V, A any](g Grouped[K, V], storeName, op string, fn func(K, V, A, bool) (A, error), as Serde[A]) Table[K, A] {
 	b := g.s.b
 	in, srcs, spec := g.input(storeName, kindKV)
-	n := b.add("AGGREGATE-"+storeName, []*node{in}, nil)
+	n := b.add(op+storeName, []*node{in}, nil)
 	spec.id = n.id
 	n.store = spec
 	ks := g.ks
@@ -163,7 +175,10 @@ func aggregateKV[K, V, A any](g Grouped[K, V], storeName string, fn func(K, V, A
 					return
 				}
 			}
-			a = fn(k, as_[V](r.value), a, ok)
+			if a, err = fn(k, as_[V](r.value), a, ok); err != nil {
+				t.operatorFailed(n.name, err)
+				return
+			}
 			nb, err := as.Encode(a)
 			if err != nil {
 				t.fail(fmt.Errorf("%w: store %s value: %v", ErrEncode, storeName, err))

@@ -34,9 +34,22 @@ func CountSessions[K, V any](sg SessionGrouped[K, V], store string) Stream[Windo
 // from init()) before the record is folded in. Windowed.End of a session
 // is its last record's timestamp.
 func AggregateSessions[K, V, A any](sg SessionGrouped[K, V], store string, init func() A, agg func(K, V, A) A, merge func(K, A, A) A, as Serde[A]) Stream[Windowed[K], A] {
+	return aggregateSessions(sg, store, "SESSION-AGGREGATE-", init,
+		func(k K, v V, a A) (A, error) { return agg(k, v, a), nil },
+		func(k K, a, b A) (A, error) { return merge(k, a, b), nil }, as)
+}
+
+// TryAggregateSessions is AggregateSessions with an aggregator and a
+// merger that can fail: the record then goes to the dead-letter topic
+// (try.go) and the key's sessions stay as they were (none merged).
+func TryAggregateSessions[K, V, A any](sg SessionGrouped[K, V], store string, init func() A, agg func(K, V, A) (A, error), merge func(K, A, A) (A, error), as Serde[A]) Stream[Windowed[K], A] {
+	return aggregateSessions(sg, store, "TRY-SESSION-AGGREGATE-", init, agg, merge, as)
+}
+
+func aggregateSessions[K, V, A any](sg SessionGrouped[K, V], store, op string, init func() A, agg func(K, V, A) (A, error), merge func(K, A, A) (A, error), as Serde[A]) Stream[Windowed[K], A] {
 	b := sg.g.s.b
 	in, srcs, spec := sg.g.input(store, kindSession)
-	n := b.add("SESSION-AGGREGATE-"+store, []*node{in}, nil)
+	n := b.add(op+store, []*node{in}, nil)
 	spec.id = n.id
 	n.store = spec
 	gap, grace := sg.w.Gap.Milliseconds(), sg.w.Grace.Milliseconds()
@@ -96,6 +109,53 @@ func AggregateSessions[K, V, A any](sg SessionGrouped[K, V], store string, init 
 				t.fail(err)
 			}
 		}
+		// apply folds r into kb's sessions; false on a store failure. An
+		// operator failure dead-letters r and leaves the sessions as they
+		// were.
+		apply := func(k K, kb []byte, ss []session, r rec) bool {
+			var err error
+			m := session{start: r.ts, end: r.ts}
+			a := init()
+			var keep, merged []session
+			for _, x := range ss {
+				if x.start-gap <= r.ts && r.ts <= x.end+gap {
+					merged = append(merged, x)
+					m.start, m.end = min(m.start, x.start), max(m.end, x.end)
+					old, err := as.Decode(x.agg)
+					if err != nil {
+						t.fail(err)
+						return false
+					}
+					if a, err = merge(k, a, old); err != nil {
+						t.operatorFailed(n.name, err)
+						return true
+					}
+				} else {
+					keep = append(keep, x)
+				}
+			}
+			if a, err = agg(k, as_[V](r.value), a); err != nil {
+				t.operatorFailed(n.name, err)
+				return true
+			}
+			if m.agg, err = as.Encode(a); err != nil {
+				t.fail(err)
+				return false
+			}
+			keep = append(keep, m)
+			slices.SortFunc(keep, func(x, y session) int { return int(x.start - y.start) })
+			save(kb, keep)
+			heap.Push(h, winRef{end: m.end, start: m.start, key: string(kb)})
+			if !final {
+				for _, x := range merged {
+					if x.start != m.start || x.end != m.end {
+						out(k, x, true, r.ts)
+					}
+				}
+				out(k, m, false, r.ts)
+			}
+			return true
+		}
 		return func(r rec) {
 			if t.skip(s) {
 				return
@@ -111,41 +171,8 @@ func AggregateSessions[K, V, A any](sg SessionGrouped[K, V], store string, init 
 			st := t.streamTime
 			if r.ts < st-grace {
 				t.m.late.Add(1)
-			} else if ss, ok := load(kb); ok {
-				m := session{start: r.ts, end: r.ts}
-				a := init()
-				var keep, merged []session
-				for _, x := range ss {
-					if x.start-gap <= r.ts && r.ts <= x.end+gap {
-						merged = append(merged, x)
-						m.start, m.end = min(m.start, x.start), max(m.end, x.end)
-						old, err := as.Decode(x.agg)
-						if err != nil {
-							t.fail(err)
-							return
-						}
-						a = merge(k, a, old)
-					} else {
-						keep = append(keep, x)
-					}
-				}
-				a = agg(k, as_[V](r.value), a)
-				if m.agg, err = as.Encode(a); err != nil {
-					t.fail(err)
-					return
-				}
-				keep = append(keep, m)
-				slices.SortFunc(keep, func(x, y session) int { return int(x.start - y.start) })
-				save(kb, keep)
-				heap.Push(h, winRef{end: m.end, start: m.start, key: string(kb)})
-				if !final {
-					for _, x := range merged {
-						if x.start != m.start || x.end != m.end {
-							out(k, x, true, r.ts)
-						}
-					}
-					out(k, m, false, r.ts)
-				}
+			} else if ss, ok := load(kb); ok && !apply(k, kb, ss, r) {
+				return // a store failure (t.err)
 			}
 			for h.Len() > 0 && (*h)[0].end+gap+grace < st {
 				w := heap.Pop(h).(winRef)

@@ -115,8 +115,14 @@ type task struct {
 	// hdrBuf, hdrs: chunks the source headers are carved from.
 	hdrBuf []byte
 	hdrs   []kgo.RecordHeader
-	err    error
-	m      taskMetrics
+	// cur: the input record being processed; emitting: the store entry
+	// being emitted by a cache flush (nil outside one). An operator that
+	// fails dead-letters the latter if set, else the former.
+	cur      *kgo.Record
+	emitting *kgo.Record
+	emitRec  kgo.Record
+	err      error
+	m        taskMetrics
 }
 
 func taskID(topic string, p int32) string { return topic + "-" + strconv.Itoa(int(p)) }
@@ -211,6 +217,7 @@ func (t *task) process(kr *kgo.Record) {
 	}
 	t.dirty = true
 	t.curOffset = kr.Offset
+	t.cur = kr
 	t.seq = 0
 	hs := kr.Headers
 	if t.src.source.internal {

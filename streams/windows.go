@@ -99,9 +99,21 @@ func CountWindowed[K, V any](wg WindowedGrouped[K, V], store string) Stream[Wind
 // AggregateWindowed folds each key's values per window, starting from
 // init().
 func AggregateWindowed[K, V, A any](wg WindowedGrouped[K, V], store string, init func() A, agg func(K, V, A) A, as Serde[A]) Stream[Windowed[K], A] {
+	return aggregateWindowed(wg, store, "WINDOW-AGGREGATE-", init, func(k K, v V, a A) (A, error) { return agg(k, v, a), nil }, as)
+}
+
+// TryAggregateWindowed is AggregateWindowed with an aggregator that can
+// fail: the record then goes to the dead-letter topic (try.go) and none
+// of its windows changes (with hopping windows, not even those it was
+// folded into before the failure).
+func TryAggregateWindowed[K, V, A any](wg WindowedGrouped[K, V], store string, init func() A, agg func(K, V, A) (A, error), as Serde[A]) Stream[Windowed[K], A] {
+	return aggregateWindowed(wg, store, "TRY-WINDOW-AGGREGATE-", init, agg, as)
+}
+
+func aggregateWindowed[K, V, A any](wg WindowedGrouped[K, V], store, op string, init func() A, agg func(K, V, A) (A, error), as Serde[A]) Stream[Windowed[K], A] {
 	b := wg.g.s.b
 	in, srcs, spec := wg.g.input(store, kindWindow)
-	n := b.add("WINDOW-AGGREGATE-"+store, []*node{in}, nil)
+	n := b.add(op+store, []*node{in}, nil)
 	spec.id = n.id
 	n.store = spec
 	size, adv, grace := wg.w.Size.Milliseconds(), wg.w.Advance.Milliseconds(), wg.w.Grace.Milliseconds()
@@ -110,6 +122,7 @@ func AggregateWindowed[K, V, A any](wg WindowedGrouped[K, V], store string, init
 	n.make = func(t *task, fwd func(rec)) func(rec) {
 		s := t.attachStore(spec)
 		h := &winHeap{}
+		var ups []winUpdate[A] // scratch: one record's window updates
 		s.onOpen = func() error {
 			return s.st.Scan(func(k, _ []byte) error {
 				kb, start, err := splitWinKey(k)
@@ -147,6 +160,9 @@ func AggregateWindowed[K, V, A any](wg WindowedGrouped[K, V], store string, init
 			}
 			st := t.streamTime
 			start := max(0, r.ts-size+adv) / adv * adv
+			// Fold the record into each of its open windows, then write
+			// them all (none if the aggregator fails on one).
+			ups = ups[:0]
 			for ; start <= r.ts; start += adv {
 				end := start + size
 				if end+grace <= st {
@@ -167,22 +183,32 @@ func AggregateWindowed[K, V, A any](wg WindowedGrouped[K, V], store string, init
 					}
 				} else {
 					a = init()
-					heap.Push(h, winRef{end: end, start: start, key: string(kb)})
 				}
-				a = agg(k, as_[V](r.value), a)
+				if a, err = agg(k, as_[V](r.value), a); err != nil {
+					t.operatorFailed(n.name, err)
+					ups = ups[:0] // no window changes; closing goes on
+					break
+				}
 				nb, err := as.Encode(a)
 				if err != nil {
 					t.fail(err)
 					return
 				}
-				if err := s.st.Put(wk, nb); err != nil {
+				ups = append(ups, winUpdate[A]{key: wk, val: nb, start: start, isNew: !ok, agg: a})
+			}
+			for _, u := range ups {
+				if u.isNew {
+					heap.Push(h, winRef{end: u.start + size, start: u.start, key: string(kb)})
+				}
+				if err := s.st.Put(u.key, u.val); err != nil {
 					t.fail(err)
 					return
 				}
 				if !final {
-					fwd(rec{key: Windowed[K]{Key: k, Start: time.UnixMilli(start), End: time.UnixMilli(end)}, value: a, ts: r.ts, headers: r.headers})
+					fwd(rec{key: Windowed[K]{Key: k, Start: time.UnixMilli(u.start), End: time.UnixMilli(u.start + size)}, value: u.agg, ts: r.ts, headers: r.headers})
 				}
 			}
+			clear(ups)
 			for h.Len() > 0 && (*h)[0].end+grace <= st {
 				w := heap.Pop(h).(winRef)
 				wk := winKey([]byte(w.key), w.start)
@@ -205,6 +231,14 @@ func AggregateWindowed[K, V, A any](wg WindowedGrouped[K, V], store string, init
 		}
 	}
 	return Stream[Windowed[K], A]{b: b, n: n, srcs: srcs}
+}
+
+// winUpdate is a window's new aggregate, waiting to be written.
+type winUpdate[A any] struct {
+	key, val []byte
+	start    int64
+	isNew    bool
+	agg      A
 }
 
 // winKey is a window store key: uvarint length of the key, the key, the
