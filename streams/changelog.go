@@ -213,10 +213,9 @@ func (t *task) restore(s *taskStore, rd changelogReader) error {
 			return nil
 		}
 		// An operator failing downstream dead-letters this entry.
-		t.emitRec = kgo.Record{Topic: ts.changelog, Partition: t.partition, Offset: -1, Key: k, Value: v}
-		t.emitting = &t.emitRec
+		t.emitting, t.emitTopic, t.emitK, t.emitV = true, ts.changelog, k, v
 		err := ts.emit(k, v)
-		t.emitting = nil
+		t.emitting = false
 		return err
 	}
 	return nil

@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"weir/connectors"
 	"weir/ingest/partition"
+	"weir/streams/internal/store"
 )
 
 func ts(ms int64) time.Time { return time.UnixMilli(ms) }
@@ -335,4 +338,62 @@ func TestMarkerAndSourceEncoding(t *testing.T) {
 	if _, _, _, err := parseMarker(m.Value[:len(m.Value)-1]); err == nil {
 		t.Fatal("truncated marker parsed")
 	}
+}
+
+// TestSourcePositionsSurviveCheckpoint: a task closed cleanly checkpoints
+// its stores with their source positions, so the next owner on the same
+// machine (restoring from the checkpoint, not from the changelog's last
+// marker) still skips copies of records it applied.
+func TestSourcePositionsSurviveCheckpoint(t *testing.T) {
+	b := NewBuilder()
+	Count(GroupBy(From(b, "in", String(), String()), func(_, v string) string { return v }, String(), String()), "n")
+	tp := mustBuild(t, b)
+	var src *node
+	for _, s := range tp.sources {
+		if s.source.internal {
+			src = s
+		}
+	}
+	dir := t.TempDir()
+	open := func() *task {
+		tk := tp.newTask("cp", src, 0)
+		tk.out = &nullProducer{}
+		tk.cacheMax = 1 << 20
+		tk.stateDir = dir
+		tk.openBack = func(dir string) (store.Backend, error) { return store.OpenPebble(dir, store.PebbleOptions{}) }
+		if err := tk.open(nullReader{}); err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	up := &task{srcID: sourceID("in", 3)}
+	rec := func(off, inOff int64) *kgo.Record {
+		up.curOffset, up.seq = inOff, 0
+		return &kgo.Record{Topic: "cp-n-repartition", Offset: off, Key: []byte("k"), Value: []byte("k"),
+			Headers: []kgo.RecordHeader{up.sourceHeader()}}
+	}
+	tk := open()
+	for i := range int64(5) {
+		tk.process(rec(i, 100+i))
+	}
+	if err := tk.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.close(true); err != nil {
+		t.Fatal(err)
+	}
+	tk = open()
+	if got := tk.stores[0].applied; got != 5 {
+		t.Fatalf("restored from the checkpoint at input offset %d, want 5", got)
+	}
+	tk.process(rec(5, 103)) // a copy of input offset 103, replayed upstream
+	tk.process(rec(6, 105)) // new
+	if m := tk.metrics(); m.SkippedDuplicates != 1 {
+		t.Fatalf("skipped %d duplicates, want 1", m.SkippedDuplicates)
+	}
+	v, ok, err := tk.stores[0].st.Get([]byte("k"))
+	if n, _ := Int64().Decode(v); err != nil || !ok || n != 6 {
+		t.Fatalf("count = %d (%v %v), want 6", n, ok, err)
+	}
+	tk.close(false)
 }

@@ -115,14 +115,15 @@ type task struct {
 	// hdrBuf, hdrs: chunks the source headers are carved from.
 	hdrBuf []byte
 	hdrs   []kgo.RecordHeader
-	// cur: the input record being processed; emitting: the store entry
-	// being emitted by a cache flush (nil outside one). An operator that
-	// fails dead-letters the latter if set, else the former.
-	cur      *kgo.Record
-	emitting *kgo.Record
-	emitRec  kgo.Record
-	err      error
-	m        taskMetrics
+	// cur: the input record being processed; emitting: a cache flush is
+	// emitting the store entry emitK, emitV of changelog emitTopic. An
+	// operator that fails dead-letters the latter if set, else the former.
+	cur          *kgo.Record
+	emitting     bool
+	emitTopic    string
+	emitK, emitV []byte
+	err          error
+	m            taskMetrics
 }
 
 func taskID(topic string, p int32) string { return topic + "-" + strconv.Itoa(int(p)) }

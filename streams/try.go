@@ -20,8 +20,8 @@ import (
 // operatorFailed dead-letters the record the task is working on.
 func (t *task) operatorFailed(op string, err error) {
 	r := t.cur
-	if t.emitting != nil {
-		r = t.emitting
+	if t.emitting {
+		r = &kgo.Record{Topic: t.emitTopic, Partition: t.partition, Offset: -1, Key: t.emitK, Value: t.emitV}
 	}
 	if r == nil {
 		r = &kgo.Record{Topic: t.topic, Partition: t.partition, Offset: -1}
