@@ -42,17 +42,23 @@
 // es_rejected_execution_exception, circuit_breaking_exception, 5xx) are
 // sent again inside Flush after an exponential backoff with full jitter
 // (retry_initial doubling to retry_max), at most max_retries times, then
-// dead-lettered with the last error. Other rejections (mapping conflicts,
-// 400s) are dead-lettered at once with the server's error (*ItemError:
-// status, type, reason, caused_by). When the whole bulk request fails
-// because the server is unreachable or overloaded (no answer, HTTP
-// 429/502/503/504) nothing is dead-lettered: Flush returns an error
-// wrapping connectors.ErrRetriable, keeps the items and sends them again
-// on the next Flush, so the runtime backs off and never commits past
-// them. A request refused as such (401, 403, 404, 405: credentials or
-// URL) fails Flush with ErrRefused, not retriable and nothing
-// dead-lettered: the task stops without committing. Flush returns nil only when every record written so far is stored
-// or dead-lettered: the runtime's condition for committing offsets.
+// dead-lettered with the last error. A whole bulk request refused with
+// 429 es_rejected_execution_exception (the server's thread pool is full:
+// Elasticsearch 8 coordinates bulks on its write pool, so under write
+// load it refuses whole requests where 7.x refused items) is retried the
+// same way, except that after max_retries its items are kept for the next
+// Flush (ErrRetriable, below), not dead-lettered. Other rejections
+// (mapping conflicts, 400s) are dead-lettered at once with the server's
+// error (*ItemError: status, type, reason, caused_by). When the whole
+// bulk request fails because the server is unreachable or overloaded (no
+// answer, HTTP 502/503/504, a 429 not from its thread pool) nothing is
+// dead-lettered: Flush returns an error wrapping connectors.ErrRetriable,
+// keeps the items and sends them again on the next Flush, so the runtime
+// backs off and never commits past them. A request refused as such (401,
+// 403, 404, 405: credentials or URL) fails Flush with ErrRefused, not
+// retriable and nothing dead-lettered: the task stops without committing.
+// Flush returns nil only when every record written so far is stored or
+// dead-lettered: the runtime's condition for committing offsets.
 //
 // Bulk workers run concurrently, so two actions on the same document are
 // never in flight together: a second one waits for the first (keeps

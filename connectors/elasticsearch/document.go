@@ -40,6 +40,7 @@ const (
 	outcomeDone               // stored (or an equivalent no-op: already deleted, newer version present)
 	outcomeRetry              // retryable rejection of this item
 	outcomeUnavailable        // the whole request failed: the server is down or overloaded
+	outcomeBusy               // the server's thread pool refused the whole request (429 es_rejected_execution_exception)
 	outcomeRejected           // non-retryable: dead-letter it
 	outcomeFatal              // the request was refused for reasons no record causes (401, 403, 404): stop
 )

@@ -3,10 +3,12 @@ package elasticsearch
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -54,7 +56,11 @@ type Stats struct {
 	Stored       uint64 // items the server stored (or had already: see the package doc)
 	DeadLettered uint64 // records given to the dead-letter callback
 	Retried      uint64 // item retries
-	Requests     uint64 // bulk requests sent
+	// Busy counts items retried because the server's thread pool refused
+	// their whole bulk request (Elasticsearch 8 under write load); they
+	// are included in Retried.
+	Busy     uint64
+	Requests uint64 // bulk requests sent
 }
 
 // Indexer is the sink's core: it turns records into bulk actions, sends
@@ -83,7 +89,7 @@ type Indexer struct {
 	resubmit bool            // cycle holds ops to send again (a Flush failed)
 	partial  *kgo.Record     // first record of a Write that failed midway
 	done     int             // how many of its records were added
-	stats    struct{ stored, dead, retried atomic.Uint64 }
+	stats    struct{ stored, dead, retried, busy atomic.Uint64 }
 }
 
 // NewIndexer builds an Indexer. deadLetter receives records that cannot
@@ -137,7 +143,7 @@ func (ix *Indexer) Server() *ServerInfo { return ix.pt.Info() }
 // Stats returns the counters so far.
 func (ix *Indexer) Stats() Stats {
 	return Stats{Stored: ix.stats.stored.Load(), DeadLettered: ix.stats.dead.Load(),
-		Retried: ix.stats.retried.Load(), Requests: ix.bi.Stats().NumRequests}
+		Retried: ix.stats.retried.Load(), Busy: ix.stats.busy.Load(), Requests: ix.bi.Stats().NumRequests}
 }
 
 // Add turns rs into bulk actions and queues them. Records that can never
@@ -237,7 +243,7 @@ func (ix *Indexer) resubmitPending(ctx context.Context) error {
 	}
 	for _, o := range ix.cycle {
 		switch o.outcome {
-		case outcomeUnsent, outcomeRetry, outcomeUnavailable, outcomeFatal:
+		case outcomeUnsent, outcomeRetry, outcomeBusy, outcomeUnavailable, outcomeFatal:
 			if err := ix.submit(ctx, o); err != nil {
 				return err
 			}
@@ -249,9 +255,12 @@ func (ix *Indexer) resubmitPending(ctx context.Context) error {
 
 // Flush sends everything queued and waits for every item's result.
 // Retryable rejections are retried here (backoff with jitter, at most
-// MaxRetries times per item, then dead-lettered); rejected items are
-// dead-lettered. When the server as a whole is unreachable or overloaded
-// (a transport error, HTTP 429/502/503/504 for the whole request) Flush
+// MaxRetries times per item, then dead-lettered); so are whole requests
+// the server's thread pool refused (429 es_rejected_execution_exception,
+// Elasticsearch 8 under write load), kept after MaxRetries instead of
+// dead-lettered; rejected items are dead-lettered. When the server as a
+// whole is unreachable or overloaded (a transport error, HTTP
+// 502/503/504 or another 429 for the whole request) Flush
 // returns an error wrapping connectors.ErrRetriable and keeps the items:
 // the next Flush sends them again.
 func (ix *Indexer) Flush(ctx context.Context) error {
@@ -281,6 +290,11 @@ func (ix *Indexer) Flush(ctx context.Context) error {
 			return fmt.Errorf("%w: %d documents not indexed yet: %v", connectors.ErrRetriable, len(again), last)
 		}
 		ix.stats.retried.Add(uint64(len(again)))
+		for _, o := range again {
+			if o.outcome == outcomeBusy {
+				ix.stats.busy.Add(1)
+			}
+		}
 		if ix.m != nil {
 			ix.m.Retries.Add(float64(len(again)))
 		}
@@ -330,7 +344,14 @@ func (ix *Indexer) settle() (again []*op, unavailable bool, last error) {
 			unavailable = true
 		} else {
 			o.attempts++
-			if o.attempts > ix.cfg.MaxRetries {
+			switch {
+			case o.attempts <= ix.cfg.MaxRetries:
+			case o.outcome == outcomeBusy:
+				// The server kept refusing whole requests: overloaded,
+				// not this document's fault. Keep it for the next Flush.
+				o.attempts = 0
+				unavailable = true
+			default:
 				ix.dead(o.rec, fmt.Errorf("gave up after %d retries: %w", ix.cfg.MaxRetries, o.err))
 				continue
 			}
@@ -364,6 +385,25 @@ func (ix *Indexer) Close(ctx context.Context) error {
 // "flush: [429 Too Many Requests] ...".
 var requestStatus = regexp.MustCompile(`^flush: \[(\d{3})`)
 
+// requestErrorType is error.type of a failed bulk request's JSON body
+// ("" when there is none).
+func requestErrorType(err error) string {
+	msg := err.Error()
+	i := strings.IndexByte(msg, '{')
+	if i < 0 {
+		return ""
+	}
+	var body struct {
+		Error struct {
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(msg[i:]), &body) != nil {
+		return ""
+	}
+	return body.Error.Type
+}
+
 // classify decides what a failed item needs. err != nil: the whole bulk
 // request failed; otherwise res is the item's result.
 func classify(o *op, res esutil.BulkIndexerResponseItem, err error) (int, error) {
@@ -374,6 +414,12 @@ func classify(o *op, res esutil.BulkIndexerResponseItem, err error) (int, error)
 		}
 		st, _ := strconv.Atoi(m[1])
 		switch {
+		case st == 429 && requestErrorType(err) == "es_rejected_execution_exception":
+			// The server's own thread pool is full (Elasticsearch 8
+			// coordinates bulks on the write pool and rejects whole
+			// requests where 7.x rejected items): retried here like a
+			// rejected item.
+			return outcomeBusy, fmt.Errorf("bulk request: %w", err)
 		case st == 429 || st == 502 || st == 503 || st == 504:
 			return outcomeUnavailable, fmt.Errorf("bulk request: %w", err)
 		case st >= 500:
