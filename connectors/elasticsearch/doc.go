@@ -76,4 +76,8 @@
 // sent, so 7.x and OpenSearch accept the requests. Auth: basic, API key;
 // TLS with a CA file or (tests only) without verification; gzip bodies
 // with compress = true.
+//
+// The tests run on real Elasticsearch 7.17 and 8.15 and OpenSearch 2.19
+// nodes (searchtest); compat_test.go is the matrix the 8.x and OpenSearch
+// differences are checked on.
 package elasticsearch
