@@ -14,18 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"go.uber.org/zap"
-
+	"weir/broker/brokertest/testbroker"
 	"weir/broker/group"
-	"weir/broker/kafka"
-	wlog "weir/broker/log"
-	"weir/broker/log/vfs"
-	"weir/broker/metadata"
-	"weir/broker/topicconfig"
 	"weir/ingest/partition"
 	"weir/streams/internal/store"
 )
@@ -44,61 +37,16 @@ const (
 	benchValueBytes = 100
 )
 
-// benchBroker is testbroker's in-process weir broker (its group
-// coordinator already running) started with
-// group.initial.rebalance.delay.ms=0, as Kafka's own config/server.properties
-// ships it for development and testing: with the default 3 s, every run
-// would spend its first 3 seconds waiting for more group members before
-// any record is assigned (a fixed delay, not throughput; at 1,000,000
-// records it alone would cap every figure near 330k records/s).
-type benchBroker struct {
-	b    *testing.B
-	Addr string
-}
-
-func startBenchBroker(b *testing.B) *benchBroker {
+// startBenchBroker starts testbroker's in-process weir broker with
+// group.initial.rebalance.delay.ms=0, as Kafka's own
+// config/server.properties ships it for development and testing: with the
+// default 3 s, every run would spend its first 3 seconds waiting for more
+// group members before any record is assigned (a fixed delay, not
+// throughput; at 1,000,000 records it alone would cap every figure near
+// 330k records/s).
+func startBenchBroker(b *testing.B) *testbroker.Broker {
 	b.Helper()
-	dir := b.TempDir()
-	lg := zap.NewNop()
-	meta, err := metadata.OpenFile(dir, lg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := meta.InitCluster(context.Background(), "bench"); err != nil {
-		b.Fatal(err)
-	}
-	logs, err := wlog.NewManager(vfs.OS, dir, wlog.ManagerOptions{Logger: lg})
-	if err != nil {
-		b.Fatal(err)
-	}
-	bc, err := topicconfig.NewBroker(map[string]string{group.SettingInitialRebalanceDelayMs: "0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := kafka.DefaultConfig()
-	cfg.Logs, cfg.Metadata, cfg.Logger, cfg.BrokerConfig = logs, meta, lg, bc
-	cfg.Addr = "127.0.0.1:0"
-	cfg.Registerer = prometheus.NewRegistry()
-	srv, err := kafka.New(cfg)
-	if err != nil {
-		logs.Close()
-		b.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			b.Errorf("bench broker: shutdown: %v", err)
-		}
-		if err := logs.Close(); err != nil {
-			b.Errorf("bench broker: closing logs: %v", err)
-		}
-		meta.Close()
-	})
-	br := &benchBroker{b: b, Addr: srv.Addr().String()}
+	br := testbroker.Start(b, testbroker.Config(group.SettingInitialRebalanceDelayMs, "0"))
 	// Create __consumer_offsets now (the first FindCoordinator does, 50
 	// partitions), untimed, as on any cluster that has seen a group.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -109,34 +57,7 @@ func startBenchBroker(b *testing.B) *benchBroker {
 	return br
 }
 
-// Client returns a franz-go client seeded with the broker, closed at
-// cleanup.
-func (br *benchBroker) Client(opts ...kgo.Opt) *kgo.Client {
-	br.b.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(br.Addr)}, opts...)...)
-	if err != nil {
-		br.b.Fatal(err)
-	}
-	br.b.Cleanup(cl.Close)
-	return cl
-}
-
-// CreateTopic creates topic with the given partitions and configs.
-func (br *benchBroker) CreateTopic(topic string, partitions int32, configs map[string]*string) {
-	br.b.Helper()
-	adm := kadm.NewClient(br.Client())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := adm.CreateTopic(ctx, partitions, 1, configs, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		br.b.Fatalf("bench broker: creating topic %s: %v", topic, err)
-	}
-}
-
-func prefill(b *testing.B, br *benchBroker, topic string, n, keys int) {
+func prefill(b *testing.B, br *testbroker.Broker, topic string, n, keys int) {
 	b.Helper()
 	br.CreateTopic(topic, benchPartitions, nil)
 	cl := br.Client(partition.Option(), kgo.MaxBufferedRecords(200_000), kgo.ProducerLinger(5*time.Millisecond))
@@ -179,7 +100,7 @@ func waitFor(b *testing.B, timeout time.Duration, fn func() bool) {
 // benchApp starts an instance; cancel asks it to stop (Run then commits
 // at once, checkpoints its stores and leaves the group) and wait waits
 // for Run to return.
-func benchApp(b *testing.B, br *benchBroker, tp *Topology, id string, commit time.Duration) (a *App, cancel, wait func()) {
+func benchApp(b *testing.B, br *testbroker.Broker, tp *Topology, id string, commit time.Duration) (a *App, cancel, wait func()) {
 	a, err := New(tp, Config{ApplicationID: id, Brokers: []string{br.Addr}, StateDir: b.TempDir(), CommitInterval: commit})
 	if err != nil {
 		b.Fatal(err)
@@ -432,7 +353,7 @@ func BenchmarkChangelogRead(b *testing.B) {
 	}
 }
 
-func restoreFixture(b *testing.B) (*benchBroker, *Topology) {
+func restoreFixture(b *testing.B) (*testbroker.Broker, *Topology) {
 	br := startBenchBroker(b)
 	br.CreateTopic("in", 1, nil)
 	br.CreateTopic("r-n-changelog", 1, nil)

@@ -21,14 +21,32 @@ type Broker struct {
 	n    *node.Node
 }
 
+// Option adjusts a test broker's configuration.
+type Option func(*node.Config)
+
+// Config sets a broker-level config with Kafka's name (for example
+// group.initial.rebalance.delay.ms or num.partitions).
+func Config(name, value string) Option {
+	return func(c *node.Config) {
+		if c.BrokerConfigs == nil {
+			c.BrokerConfigs = map[string]string{}
+		}
+		c.BrokerConfigs[name] = value
+	}
+}
+
 // Start starts a broker in t.TempDir(); it stops at cleanup.
-func Start(t testing.TB) *Broker { return StartIn(t, t.TempDir()) }
+func Start(t testing.TB, opts ...Option) *Broker { return StartIn(t, t.TempDir(), opts...) }
 
 // StartIn starts a broker over dir (which may hold a previous broker's
 // data, to test restarts).
-func StartIn(t testing.TB, dir string) *Broker {
+func StartIn(t testing.TB, dir string, opts ...Option) *Broker {
 	t.Helper()
-	n, err := node.Start(context.Background(), node.Config{DataDir: dir, KafkaAddr: "127.0.0.1:0"})
+	cfg := node.Config{DataDir: dir, KafkaAddr: "127.0.0.1:0"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	n, err := node.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
