@@ -29,6 +29,7 @@ var wireErrors = map[string]error{
 	"invalid_topic":         metadata.ErrInvalidTopic,
 	"invalid_partitions":    metadata.ErrInvalidPartitions,
 	"invalid_rf":            metadata.ErrInvalidReplicationFactor,
+	"invalid_assignment":    metadata.ErrInvalidReplicaAssignment,
 	"no_brokers":            metadata.ErrNoBrokers,
 	"unknown_partition":     metadata.ErrUnknownPartition,
 	"unknown_broker":        metadata.ErrUnknownBroker,

@@ -13,10 +13,12 @@ package kafka
 //     INVALID_REPLICATION_FACTOR; a factor above the number of brokers:
 //     INVALID_REPLICATION_FACTOR;
 //   - an explicit replica assignment excludes num_partitions and
-//     replication_factor (INVALID_REQUEST otherwise). weir places replicas
-//     itself (round robin over the brokers, the first replica leading), so
-//     an assignment is accepted only when it is that placement (always, on
-//     a single node with a valid one), else INVALID_REPLICA_ASSIGNMENT;
+//     replication_factor (INVALID_REQUEST otherwise); partitions numbered
+//     0..n-1, each with the same number of distinct registered brokers and
+//     at least one live one, else INVALID_REPLICA_ASSIGNMENT. The first
+//     replica is the preferred leader; the partition starts led by its
+//     first live replica. Without one, replicas go round robin over the
+//     live brokers, the first replica leading;
 //   - configs are Kafka topic configs checked by broker/topicconfig
 //     (unknown names, bad values, null values: INVALID_CONFIG naming the key);
 //   - validate_only (v1+) runs every check and creates nothing.
@@ -101,12 +103,13 @@ func (s *Server) createTopic(r *Request, rt *kmsg.CreateTopicsRequestTopic, vali
 	}
 
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
+	var assignment [][]int32
 	if len(rt.ReplicaAssignment) > 0 {
 		if partitions != -1 || rf != -1 {
 			return fail(kafkaErr(kerr.InvalidRequest, "both num_partitions or replication_factor and replica_assignment were set for topic %q; both cannot be used at the same time", rt.Topic))
 		}
 		var kerrv *kafkaError
-		partitions, rf, kerrv = s.checkAssignment(rt)
+		partitions, rf, assignment, kerrv = checkAssignment(rt)
 		if kerrv != nil {
 			return fail(kerrv)
 		}
@@ -123,7 +126,7 @@ func (s *Server) createTopic(r *Request, rt *kmsg.CreateTopicsRequestTopic, vali
 	case rf <= 0:
 		return fail(kafkaErr(kerr.InvalidReplicationFactor, "replication factor must be larger than 0 (topic %q asked for %d)", rt.Topic, rf))
 	}
-	if n := len(s.meta.Image().Brokers()); int(rf) > n {
+	if n := len(s.meta.Image().Brokers()); int(rf) > n && assignment == nil {
 		return fail(kafkaErr(kerr.InvalidReplicationFactor, "unable to replicate topic %q %d time(s): only %d broker(s) are registered", rt.Topic, rf, n))
 	}
 
@@ -132,6 +135,7 @@ func (s *Server) createTopic(r *Request, rt *kmsg.CreateTopicsRequestTopic, vali
 		Partitions:        partitions,
 		ReplicationFactor: rf,
 		Configs:           res.Overrides(),
+		Assignment:        assignment,
 		ValidateOnly:      validateOnly,
 	})
 	if err != nil {
@@ -144,49 +148,29 @@ func (s *Server) createTopic(r *Request, rt *kmsg.CreateTopicsRequestTopic, vali
 	return t, res, nil
 }
 
-// checkAssignment validates an explicit replica assignment and returns the
-// partition count and replication factor it implies. weir accepts only the
-// placement it would choose itself (see the file comment).
-func (s *Server) checkAssignment(rt *kmsg.CreateTopicsRequestTopic) (int32, int16, *kafkaError) {
-	brokers := s.meta.Image().Brokers()
-	known := make(map[int32]bool, len(brokers))
-	for _, b := range brokers {
-		known[b.NodeID] = true
-	}
+// checkAssignment reads an explicit replica assignment into replicas per
+// partition and returns the partition count and replication factor it
+// implies. The brokers it names are checked by the metadata layer.
+func checkAssignment(rt *kmsg.CreateTopicsRequestTopic) (int32, int16, [][]int32, *kafkaError) {
 	byPartition := make(map[int32][]int32, len(rt.ReplicaAssignment))
 	rf := len(rt.ReplicaAssignment[0].Replicas)
 	for _, a := range rt.ReplicaAssignment {
 		if _, dup := byPartition[a.Partition]; dup {
-			return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "partition %d of topic %q is assigned twice", a.Partition, rt.Topic)
+			return 0, 0, nil, kafkaErr(kerr.InvalidReplicaAssignment, "partition %d of topic %q is assigned twice", a.Partition, rt.Topic)
 		}
 		if len(a.Replicas) == 0 || len(a.Replicas) != rf {
-			return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "all partitions of topic %q must have the same, non-zero number of replicas", rt.Topic)
+			return 0, 0, nil, kafkaErr(kerr.InvalidReplicaAssignment, "all partitions of topic %q must have the same, non-zero number of replicas", rt.Topic)
 		}
-		seen := map[int32]bool{}
-		for _, id := range a.Replicas {
-			if !known[id] {
-				return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "partition %d of topic %q is assigned to unknown broker %d", a.Partition, rt.Topic, id)
-			}
-			if seen[id] {
-				return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "partition %d of topic %q lists broker %d twice", a.Partition, rt.Topic, id)
-			}
-			seen[id] = true
-		}
-		byPartition[a.Partition] = a.Replicas
+		byPartition[a.Partition] = slices.Clone(a.Replicas) // the request aliases the read buffer
 	}
 	n := int32(len(byPartition))
-	want, err := metadata.Assign(brokers, 0, n, int16(rf))
-	if err != nil {
-		return 0, 0, metadataError(err)
-	}
+	out := make([][]int32, n)
 	for p := int32(0); p < n; p++ {
 		got, ok := byPartition[p]
 		if !ok {
-			return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "partitions of topic %q must be numbered 0 to %d; %d is missing", rt.Topic, n-1, p)
+			return 0, 0, nil, kafkaErr(kerr.InvalidReplicaAssignment, "partitions of topic %q must be numbered 0 to %d; %d is missing", rt.Topic, n-1, p)
 		}
-		if !slices.Equal(got, want[p].Replicas) {
-			return 0, 0, kafkaErr(kerr.InvalidReplicaAssignment, "weir places replicas itself: partition %d of topic %q would be on %v, not %v", p, rt.Topic, want[p].Replicas, got)
-		}
+		out[p] = got
 	}
-	return n, int16(rf), nil
+	return n, int16(rf), out, nil
 }

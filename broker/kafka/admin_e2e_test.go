@@ -167,7 +167,8 @@ func TestAdminCreateTopicsRawVersions(t *testing.T) {
 	if _, ok := b.meta.Image().Topic("dup"); ok {
 		t.Fatal("duplicate topic created")
 	}
-	// Explicit assignment: weir's own placement is accepted, others refused.
+	// Explicit assignment: accepted when every broker it names exists,
+	// once per partition.
 	assign := func(name string, replicas ...[]int32) kmsg.CreateTopicsRequestTopic {
 		rt := topic(name, -1, -1)
 		for p, rs := range replicas {

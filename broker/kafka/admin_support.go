@@ -179,6 +179,8 @@ func metadataError(err error) *kafkaError {
 		return kafkaErr(kerr.InvalidReplicationFactor, "%v", err)
 	case errors.Is(err, metadata.ErrNoBrokers):
 		return kafkaErr(kerr.BrokerNotAvailable, "%v", err)
+	case errors.Is(err, metadata.ErrInvalidReplicaAssignment):
+		return kafkaErr(kerr.InvalidReplicaAssignment, "%v", err)
 	}
 	return kafkaErr(kerr.UnknownServerError, "%v", err)
 }

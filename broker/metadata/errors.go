@@ -23,6 +23,10 @@ var (
 	ErrUnknownPartition = errors.New("unknown partition")
 	// ErrUnknownBroker: the node id is not a registered broker.
 	ErrUnknownBroker = errors.New("unknown broker")
+	// ErrInvalidReplicaAssignment: an explicit replica assignment names
+	// an unknown broker, a broker twice, uneven replica counts, or no
+	// live replica for a partition.
+	ErrInvalidReplicaAssignment = errors.New("invalid replica assignment")
 	// ErrFencedLeaderEpoch: a partition change was asked for by a leader
 	// whose leader epoch is not the partition's current one.
 	ErrFencedLeaderEpoch = errors.New("fenced leader epoch")

@@ -69,13 +69,19 @@ type TopicSpec struct {
 	Partitions        int32
 	ReplicationFactor int16
 	Configs           map[string]string
+	// Assignment, when set, places the replicas explicitly (Kafka's
+	// replica_assignment): Assignment[p] lists partition p's replicas,
+	// the first the preferred leader. Partitions and ReplicationFactor
+	// must match it. Nil: replicas are spread over the live brokers.
+	Assignment [][]int32 `json:",omitempty"`
 	// ValidateOnly checks the request and returns the topic it would
 	// create without creating it (CreateTopics validate_only).
 	ValidateOnly bool
 }
 
 // BuildCreateTopic validates spec against im and returns the record; the
-// replicas are spread over the live brokers.
+// replicas are spread over the live brokers unless spec.Assignment places
+// them.
 func BuildCreateTopic(im *Image, spec TopicSpec) (Record, error) {
 	if err := ValidateTopicName(spec.Name); err != nil {
 		return Record{}, err
@@ -89,13 +95,57 @@ func BuildCreateTopic(im *Image, spec TopicSpec) (Record, error) {
 	if spec.Partitions < 1 {
 		return Record{}, fmt.Errorf("topic %q: %w: %d", spec.Name, ErrInvalidPartitions, spec.Partitions)
 	}
-	parts, err := Assign(im.LiveBrokers(), 0, spec.Partitions, spec.ReplicationFactor)
+	var parts []Partition
+	var err error
+	if spec.Assignment != nil {
+		parts, err = assigned(im, spec)
+	} else {
+		parts, err = Assign(im.LiveBrokers(), 0, spec.Partitions, spec.ReplicationFactor)
+	}
 	if err != nil {
 		return Record{}, fmt.Errorf("topic %q: %w", spec.Name, err)
 	}
 	return Record{Type: TypeCreateTopic, CreateTopic: &CreateTopic{
 		Name: spec.Name, ID: NewUUID(), Partitions: parts, Configs: cloneConfigs(spec.Configs),
 	}}, nil
+}
+
+// assigned turns an explicit assignment into partitions: every replica a
+// registered broker, listed once, the same number per partition; the
+// leader is the first live replica and the ISR the live replicas (one on
+// a fenced broker joins the ISR once it has caught up, as after a
+// restart).
+func assigned(im *Image, spec TopicSpec) ([]Partition, error) {
+	if int32(len(spec.Assignment)) != spec.Partitions {
+		return nil, fmt.Errorf("%w: %d partitions assigned, %d asked for", ErrInvalidReplicaAssignment, len(spec.Assignment), spec.Partitions)
+	}
+	known := map[int32]bool{}
+	for _, b := range im.Brokers() {
+		known[b.NodeID] = true
+	}
+	out := make([]Partition, len(spec.Assignment))
+	for p, reps := range spec.Assignment {
+		if len(reps) == 0 || len(reps) != int(spec.ReplicationFactor) {
+			return nil, fmt.Errorf("%w: partition %d has %d replicas, want %d for every partition", ErrInvalidReplicaAssignment, p, len(reps), spec.ReplicationFactor)
+		}
+		var isr []int32
+		for i, id := range reps {
+			if !known[id] {
+				return nil, fmt.Errorf("%w: partition %d is assigned to unknown broker %d", ErrInvalidReplicaAssignment, p, id)
+			}
+			if slices.Contains(reps[:i], id) {
+				return nil, fmt.Errorf("%w: partition %d lists broker %d twice", ErrInvalidReplicaAssignment, p, id)
+			}
+			if im.Live(id) {
+				isr = append(isr, id)
+			}
+		}
+		if len(isr) == 0 {
+			return nil, fmt.Errorf("%w: partition %d has no live replica among %v", ErrInvalidReplicaAssignment, p, reps)
+		}
+		out[p] = Partition{Leader: isr[0], Replicas: slices.Clone(reps), ISR: isr}
+	}
+	return out, nil
 }
 
 // checkCollision rejects names that differ from an existing one only by
