@@ -71,6 +71,42 @@ func TestExplicitReplicaAssignment(t *testing.T) {
 		}
 	}
 
+	// CreatePartitions with an assignment places the new partition too.
+	grow := func(total int32, assignment ...[]int32) kmsg.CreatePartitionsResponseTopic {
+		t.Helper()
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		rt := kmsg.NewCreatePartitionsRequestTopic()
+		rt.Topic, rt.Count = "placed", total
+		for _, reps := range assignment {
+			a := kmsg.NewCreatePartitionsRequestTopicAssignment()
+			a.Replicas = reps
+			rt.Assignment = append(rt.Assignment, a)
+		}
+		req.Topics = append(req.Topics, rt)
+		req.TimeoutMillis = 10000
+		resp, err := req.RequestWith(context.Background(), c.Client())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0]
+	}
+	for _, bad := range [][][]int32{{{1, 9}}, {{2, 2}}, {{1}}, {{1, 2}, {2, 3}}} {
+		if r := grow(4, bad...); r.ErrorCode != kerr.InvalidReplicaAssignment.Code {
+			t.Errorf("grow with %v: %v %s, want INVALID_REPLICA_ASSIGNMENT", bad, kerr.ErrorForCode(r.ErrorCode), unptr(r.ErrorMessage))
+		}
+	}
+	if r := grow(4, []int32{1, 2}); r.ErrorCode != 0 {
+		t.Fatalf("grow: %v %s", kerr.ErrorForCode(r.ErrorCode), unptr(r.ErrorMessage))
+	}
+	c.WaitFor(20*time.Second, func() error {
+		if got := c.Partition("placed", 3); !slices.Equal(got.Replicas, []int32{1, 2}) || got.Leader != 1 {
+			return fmt.Errorf("new partition 3: replicas %v leader %d, want [1 2] led by 1", got.Replicas, got.Leader)
+		}
+		return nil
+	})
+	// A fresh client: cl's metadata still says three partitions.
+	produceSync(t, c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner())), "placed", 3, "grown")
+
 	// A fenced broker first in the list: the next live replica leads.
 	c.Kill(2)
 	c.WaitFor(20*time.Second, func() error {

@@ -19,12 +19,14 @@ const (
 
 // Command is one request to the controller leader (RPC "Command").
 type Command struct {
-	Kind    string                   `json:"kind"`
-	Spec    *metadata.TopicSpec      `json:"spec,omitempty"`
-	Name    string                   `json:"name,omitempty"`
-	Total   int32                    `json:"total,omitempty"`
-	Configs map[string]string        `json:"configs,omitempty"`
-	Alter   *metadata.AlterPartition `json:"alter,omitempty"`
+	Kind  string              `json:"kind"`
+	Spec  *metadata.TopicSpec `json:"spec,omitempty"`
+	Name  string              `json:"name,omitempty"`
+	Total int32               `json:"total,omitempty"`
+	// Assignment places new partitions' replicas (CreatePartitions).
+	Assignment [][]int32                `json:"assignment,omitempty"`
+	Configs    map[string]string        `json:"configs,omitempty"`
+	Alter      *metadata.AlterPartition `json:"alter,omitempty"`
 }
 
 // CommandReply is the leader's answer: the Raft index of the entry that
@@ -85,7 +87,7 @@ func planCommand(im *metadata.Image, c Command) ([]metadata.Record, *metadata.To
 		}
 		return []metadata.Record{{Type: metadata.TypeDeleteTopic, DeleteTopic: &metadata.DeleteTopic{Name: t.Name, ID: t.ID}}}, t, nil
 	case KindCreatePartitions:
-		r, err := metadata.BuildCreatePartitions(im, c.Name, c.Total)
+		r, err := metadata.BuildCreatePartitions(im, c.Name, c.Total, c.Assignment)
 		if err != nil {
 			return nil, nil, err
 		}

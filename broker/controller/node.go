@@ -393,8 +393,8 @@ func (n *Node) DeleteTopic(ctx context.Context, name string) (*metadata.Topic, e
 }
 
 // CreatePartitions grows a topic through the leader; see metadata.Store.
-func (n *Node) CreatePartitions(ctx context.Context, name string, total int32) (*metadata.Topic, error) {
-	if _, err := n.command(ctx, Command{Kind: KindCreatePartitions, Name: name, Total: total}); err != nil {
+func (n *Node) CreatePartitions(ctx context.Context, name string, total int32, assignment [][]int32) (*metadata.Topic, error) {
+	if _, err := n.command(ctx, Command{Kind: KindCreatePartitions, Name: name, Total: total, Assignment: assignment}); err != nil {
 		return nil, err
 	}
 	t, _ := n.Image().Topic(name)

@@ -9,10 +9,10 @@ package kafka
 //   - unknown: UNKNOWN_TOPIC_OR_PARTITION;
 //   - count not above the current count: INVALID_PARTITIONS;
 //   - an explicit assignment must list count minus current partitions, each
-//     with the topic's replication factor of distinct registered brokers
-//     (INVALID_REPLICA_ASSIGNMENT otherwise); as for CreateTopics, weir
-//     places replicas itself and accepts an assignment only when it is that
-//     placement;
+//     with the topic's replication factor of distinct registered brokers,
+//     at least one live (INVALID_REPLICA_ASSIGNMENT otherwise); the new
+//     partitions are placed as asked, as for CreateTopics; without one
+//     they go round robin over the live brokers;
 //   - validate_only: every check, no change.
 //
 // Key-hashed producers send a key to a different partition once the count
@@ -67,36 +67,21 @@ func (s *Server) createPartitions(r *Request, rt *kmsg.CreatePartitionsRequestTo
 	case rt.Count < have:
 		return kafkaErr(kerr.InvalidPartitions, "topic %q currently has %d partitions, which is higher than the requested %d", rt.Topic, have, rt.Count)
 	}
-	rf := int16(len(t.Partitions[0].Replicas))
-	want, err := metadata.Assign(img.Brokers(), have, rt.Count-have, rf)
-	if err != nil {
-		return metadataError(err)
-	}
+	var assignment [][]int32
 	if rt.Assignment != nil {
-		if int32(len(rt.Assignment)) != rt.Count-have {
-			return kafkaErr(kerr.InvalidReplicaAssignment, "increasing topic %q from %d to %d partitions needs %d assignments, got %d",
-				rt.Topic, have, rt.Count, rt.Count-have, len(rt.Assignment))
-		}
+		assignment = make([][]int32, len(rt.Assignment))
 		for j, a := range rt.Assignment {
-			if len(a.Replicas) != int(rf) {
-				return kafkaErr(kerr.InvalidReplicaAssignment, "new partition %d of topic %q has %d replicas; the topic's replication factor is %d",
-					have+int32(j), rt.Topic, len(a.Replicas), rf)
-			}
-			for _, id := range a.Replicas {
-				if _, ok := img.Broker(id); !ok {
-					return kafkaErr(kerr.InvalidReplicaAssignment, "new partition %d of topic %q is assigned to unknown broker %d", have+int32(j), rt.Topic, id)
-				}
-			}
-			if !slices.Equal(a.Replicas, want[j].Replicas) {
-				return kafkaErr(kerr.InvalidReplicaAssignment, "weir places replicas itself: new partition %d of topic %q would be on %v, not %v",
-					have+int32(j), rt.Topic, want[j].Replicas, a.Replicas)
-			}
+			assignment[j] = slices.Clone(a.Replicas) // the request aliases the read buffer
 		}
+	}
+	// Every check the metadata layer makes, here too for validate_only.
+	if _, err := metadata.BuildCreatePartitions(img, rt.Topic, rt.Count, assignment); err != nil {
+		return metadataError(err)
 	}
 	if validateOnly {
 		return nil
 	}
-	if _, err := s.meta.CreatePartitions(r.Ctx, strings.Clone(rt.Topic), rt.Count); err != nil {
+	if _, err := s.meta.CreatePartitions(r.Ctx, strings.Clone(rt.Topic), rt.Count, assignment); err != nil {
 		return metadataError(err)
 	}
 	s.logAdminChange("partitions created", r, zap.String("topic", rt.Topic), zap.Int32("from", have), zap.Int32("to", rt.Count))

@@ -308,10 +308,10 @@ func (s *FileStore) DeleteTopic(ctx context.Context, name string) (*Topic, error
 }
 
 // CreatePartitions grows a topic to total partitions; see Store.
-func (s *FileStore) CreatePartitions(ctx context.Context, name string, total int32) (*Topic, error) {
+func (s *FileStore) CreatePartitions(ctx context.Context, name string, total int32, assignment [][]int32) (*Topic, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, err := BuildCreatePartitions(s.img.Load(), name, total)
+	r, err := BuildCreatePartitions(s.img.Load(), name, total, assignment)
 	if err != nil {
 		return nil, err
 	}

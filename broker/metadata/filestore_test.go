@@ -56,10 +56,10 @@ func TestFileStoreLifecycleAndReplay(t *testing.T) {
 	if _, ok := s.Image().Topic("v"); ok {
 		t.Fatal("validate-only create created the topic")
 	}
-	if _, err := s.CreatePartitions(ctx, "a", 2); !errors.Is(err, ErrInvalidPartitions) {
+	if _, err := s.CreatePartitions(ctx, "a", 2, nil); !errors.Is(err, ErrInvalidPartitions) {
 		t.Fatalf("shrink: %v", err)
 	}
-	if _, err := s.CreatePartitions(ctx, "a", 5); err != nil {
+	if _, err := s.CreatePartitions(ctx, "a", 5, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.AlterTopicConfig(ctx, "a", map[string]string{"cleanup.policy": "compact"}); err != nil {

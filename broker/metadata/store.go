@@ -24,7 +24,10 @@ type Store interface {
 	Image() *Image
 	CreateTopic(ctx context.Context, spec TopicSpec) (*Topic, error)
 	DeleteTopic(ctx context.Context, name string) (*Topic, error)
-	CreatePartitions(ctx context.Context, name string, total int32) (*Topic, error)
+	// CreatePartitions grows a topic to total partitions; assignment,
+	// when not nil, places the new partitions' replicas (one list per
+	// new partition, as TopicSpec.Assignment).
+	CreatePartitions(ctx context.Context, name string, total int32, assignment [][]int32) (*Topic, error)
 	AlterTopicConfig(ctx context.Context, name string, configs map[string]string) (*Topic, error)
 	RegisterBroker(ctx context.Context, b Broker) error
 	// Watch registers fn to run after every applied record, in record
@@ -98,7 +101,10 @@ func BuildCreateTopic(im *Image, spec TopicSpec) (Record, error) {
 	var parts []Partition
 	var err error
 	if spec.Assignment != nil {
-		parts, err = assigned(im, spec)
+		if int32(len(spec.Assignment)) != spec.Partitions {
+			return Record{}, fmt.Errorf("topic %q: %w: %d partitions assigned, %d asked for", spec.Name, ErrInvalidReplicaAssignment, len(spec.Assignment), spec.Partitions)
+		}
+		parts, err = assigned(im, spec.Assignment, spec.ReplicationFactor, 0)
 	} else {
 		parts, err = Assign(im.LiveBrokers(), 0, spec.Partitions, spec.ReplicationFactor)
 	}
@@ -115,18 +121,17 @@ func BuildCreateTopic(im *Image, spec TopicSpec) (Record, error) {
 // leader is the first live replica and the ISR the live replicas (one on
 // a fenced broker joins the ISR once it has caught up, as after a
 // restart).
-func assigned(im *Image, spec TopicSpec) ([]Partition, error) {
-	if int32(len(spec.Assignment)) != spec.Partitions {
-		return nil, fmt.Errorf("%w: %d partitions assigned, %d asked for", ErrInvalidReplicaAssignment, len(spec.Assignment), spec.Partitions)
-	}
+// Partition numbers in errors start at first.
+func assigned(im *Image, assignment [][]int32, rf int16, first int32) ([]Partition, error) {
 	known := map[int32]bool{}
 	for _, b := range im.Brokers() {
 		known[b.NodeID] = true
 	}
-	out := make([]Partition, len(spec.Assignment))
-	for p, reps := range spec.Assignment {
-		if len(reps) == 0 || len(reps) != int(spec.ReplicationFactor) {
-			return nil, fmt.Errorf("%w: partition %d has %d replicas, want %d for every partition", ErrInvalidReplicaAssignment, p, len(reps), spec.ReplicationFactor)
+	out := make([]Partition, len(assignment))
+	for i, reps := range assignment {
+		p := first + int32(i)
+		if len(reps) == 0 || len(reps) != int(rf) {
+			return nil, fmt.Errorf("%w: partition %d has %d replicas, want %d for every partition", ErrInvalidReplicaAssignment, p, len(reps), rf)
 		}
 		var isr []int32
 		for i, id := range reps {
@@ -143,7 +148,7 @@ func assigned(im *Image, spec TopicSpec) ([]Partition, error) {
 		if len(isr) == 0 {
 			return nil, fmt.Errorf("%w: partition %d has no live replica among %v", ErrInvalidReplicaAssignment, p, reps)
 		}
-		out[p] = Partition{Leader: isr[0], Replicas: slices.Clone(reps), ISR: isr}
+		out[i] = Partition{Leader: isr[0], Replicas: slices.Clone(reps), ISR: isr}
 	}
 	return out, nil
 }
@@ -161,8 +166,9 @@ func checkCollision(im *Image, name string) error {
 }
 
 // BuildCreatePartitions validates growing a topic to total partitions and
-// returns the record; new replicas go to the live brokers.
-func BuildCreatePartitions(im *Image, name string, total int32) (Record, error) {
+// returns the record; new replicas go to the live brokers unless
+// assignment places them (one replica list per new partition).
+func BuildCreatePartitions(im *Image, name string, total int32, assignment [][]int32) (Record, error) {
 	t, ok := im.Topic(name)
 	if !ok {
 		return Record{}, fmt.Errorf("topic %q: %w", name, ErrUnknownTopic)
@@ -172,7 +178,16 @@ func BuildCreatePartitions(im *Image, name string, total int32) (Record, error) 
 		return Record{}, fmt.Errorf("topic %q: %w: asked for %d, it already has %d", name, ErrInvalidPartitions, total, have)
 	}
 	rf := int16(len(t.Partitions[0].Replicas))
-	parts, err := Assign(im.LiveBrokers(), have, total-have, rf)
+	var parts []Partition
+	var err error
+	if assignment != nil {
+		if int32(len(assignment)) != total-have {
+			return Record{}, fmt.Errorf("topic %q: %w: growing from %d to %d partitions needs %d assignments, got %d", name, ErrInvalidReplicaAssignment, have, total, total-have, len(assignment))
+		}
+		parts, err = assigned(im, assignment, rf, have)
+	} else {
+		parts, err = Assign(im.LiveBrokers(), have, total-have, rf)
+	}
 	if err != nil {
 		return Record{}, fmt.Errorf("topic %q: %w", name, err)
 	}
