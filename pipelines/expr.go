@@ -178,13 +178,7 @@ func (c *compiler) compile(e hclsyntax.Expression) (evalFn, hcl.Diagnostics) {
 			return c.call(x)
 		}
 	case *hclsyntax.TupleConsExpr:
-		fns := make([]evalFn, len(x.Exprs))
-		var diags hcl.Diagnostics
-		for i, ee := range x.Exprs {
-			var d hcl.Diagnostics
-			fns[i], d = c.compile(ee)
-			diags = append(diags, d...)
-		}
+		fns, diags := c.compileAll(x.Exprs)
 		if diags.HasErrors() {
 			return nil, diags
 		}
@@ -364,14 +358,20 @@ func index(coll, key any) (any, error) {
 	return nil, fmt.Errorf("cannot index a %s", typeName(coll))
 }
 
-func (c *compiler) template(x *hclsyntax.TemplateExpr) (evalFn, hcl.Diagnostics) {
-	parts := make([]evalFn, len(x.Parts))
+// compileAll compiles each expression, collecting every diagnostic.
+func (c *compiler) compileAll(exprs []hclsyntax.Expression) ([]evalFn, hcl.Diagnostics) {
+	fns := make([]evalFn, len(exprs))
 	var diags hcl.Diagnostics
-	for i, p := range x.Parts {
+	for i, e := range exprs {
 		var d hcl.Diagnostics
-		parts[i], d = c.compile(p)
+		fns[i], d = c.compile(e)
 		diags = append(diags, d...)
 	}
+	return fns, diags
+}
+
+func (c *compiler) template(x *hclsyntax.TemplateExpr) (evalFn, hcl.Diagnostics) {
+	parts, diags := c.compileAll(x.Parts)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -500,13 +500,7 @@ func (c *compiler) binary(x *hclsyntax.BinaryOpExpr) (evalFn, hcl.Diagnostics) {
 }
 
 func (c *compiler) call(x *hclsyntax.FunctionCallExpr) (evalFn, hcl.Diagnostics) {
-	args := make([]evalFn, len(x.Args))
-	var diags hcl.Diagnostics
-	for i, a := range x.Args {
-		var d hcl.Diagnostics
-		args[i], d = c.compile(a)
-		diags = append(diags, d...)
-	}
+	args, diags := c.compileAll(x.Args)
 	if diags.HasErrors() {
 		return nil, diags
 	}
