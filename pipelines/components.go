@@ -279,21 +279,7 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 	diags = append(diags, d...)
 	s := &Sink{Component: Component{Type: "sink", Kind: b.Labels[0], Name: b.Labels[1], Range: b.DefRange}, Connector: k}
 	s.Group = "weir-sink-" + s.Name
-	if a, ok := c.Attributes[metaFrom]; ok {
-		from, d := l.topicList(a, s.ID(), false)
-		diags = append(diags, d...)
-		s.From = from
-	}
-	if a, ok := c.Attributes[metaGroup]; ok {
-		g, d := l.stringAttr(a)
-		diags = append(diags, d...)
-		s.Group = g
-	}
-	if a, ok := c.Attributes[metaBalancer]; ok {
-		bal, d := l.balancerAttr(a)
-		diags = append(diags, d...)
-		s.Balancer = bal
-	}
+	diags = append(diags, l.consumerAttrs(c, s.ID(), &s.From, &s.Group, &s.Balancer)...)
 	if a, ok := c.Attributes[metaInstanceID]; ok {
 		id, d := l.stringAttr(a)
 		diags = append(diags, d...)
@@ -329,15 +315,34 @@ var streamSchema = &hcl.BodySchema{
 		hcl.BlockHeaderSchema{Type: opCount}, hcl.BlockHeaderSchema{Type: opAggregate}),
 }
 
+// consumerAttrs reads what sinks and streams share as group consumers:
+// from (with its graph edges), group and balancer; absent ones leave the
+// defaults in place.
+func (l *loader) consumerAttrs(c *hcl.BodyContent, id string, from *[]string, group, bal *string) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	if a, ok := c.Attributes[metaFrom]; ok {
+		f, d := l.topicList(a, id, false)
+		diags = append(diags, d...)
+		*from = f
+	}
+	if a, ok := c.Attributes[metaGroup]; ok {
+		g, d := l.stringAttr(a)
+		diags = append(diags, d...)
+		*group = g
+	}
+	if a, ok := c.Attributes[metaBalancer]; ok {
+		b, d := l.balancerAttr(a)
+		diags = append(diags, d...)
+		*bal = b
+	}
+	return diags
+}
+
 func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
 	c, diags := b.Body.Content(streamSchema)
 	s := &Stream{Component: Component{Type: "stream", Name: b.Labels[0], Range: b.DefRange}}
 	s.Group = "weir-stream-" + s.Name
-	if a, ok := c.Attributes[metaFrom]; ok {
-		from, d := l.topicList(a, s.ID(), false)
-		diags = append(diags, d...)
-		s.From = from
-	}
+	diags = append(diags, l.consumerAttrs(c, s.ID(), &s.From, &s.Group, &s.Balancer)...)
 	if a, ok := c.Attributes[metaTo]; ok {
 		t, d := l.stringAttr(a)
 		diags = append(diags, d...)
@@ -345,16 +350,6 @@ func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
 		if !d.HasErrors() {
 			l.edge(s.ID(), "topic."+t, a.Expr.Range())
 		}
-	}
-	if a, ok := c.Attributes[metaGroup]; ok {
-		g, d := l.stringAttr(a)
-		diags = append(diags, d...)
-		s.Group = g
-	}
-	if a, ok := c.Attributes[metaBalancer]; ok {
-		bal, d := l.balancerAttr(a)
-		diags = append(diags, d...)
-		s.Balancer = bal
 	}
 	// Transform steps first, then the declarative operators.
 	steps := &hcl.BodyContent{Attributes: c.Attributes}
