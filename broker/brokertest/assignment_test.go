@@ -102,6 +102,12 @@ func TestExplicitReplicaAssignment(t *testing.T) {
 		if got := c.Partition("placed", 3); !slices.Equal(got.Replicas, []int32{1, 2}) || got.Leader != 1 {
 			return fmt.Errorf("new partition 3: replicas %v leader %d, want [1 2] led by 1", got.Replicas, got.Leader)
 		}
+		// Every broker knows it: the producer's metadata may come from any.
+		for _, b := range c.Brokers() {
+			if tp, ok := b.Image().Topic("placed"); !ok || len(tp.Partitions) != 4 {
+				return fmt.Errorf("broker %d does not know partition 3 yet", b.ID)
+			}
+		}
 		return nil
 	})
 	// A fresh client: cl's metadata still says three partitions.

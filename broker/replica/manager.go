@@ -64,6 +64,14 @@ type Manager struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 	all  sync.Map // *Partition -> struct{}
+
+	// In-flight ISR proposals: ctx is canceled by Close, which then
+	// waits for them (they log, and must not outlive the Manager).
+	ctx       context.Context
+	cancel    context.CancelFunc
+	proposeMu sync.Mutex // guards proposing and its Add against Close
+	proposing sync.WaitGroup
+	noPropose bool
 }
 
 // NewManager returns a running Manager.
@@ -84,6 +92,7 @@ func NewManager(cfg Config) *Manager {
 		cfg.Dial = defaultDial
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, now: cfg.Now, fetchers: map[int32]*fetcher{}, stop: make(chan struct{})}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.log == nil {
 		m.log = zap.NewNop()
 	}
@@ -244,6 +253,21 @@ func (m *Manager) unfollow(p *Partition, fs *fetchState) {
 	fs.appendMu.Unlock()
 }
 
+// startPropose runs propose in the background, unless the Manager is
+// closed.
+func (m *Manager) startPropose(p *Partition, ls *LeaderState, req metadata.AlterPartition) {
+	m.proposeMu.Lock()
+	defer m.proposeMu.Unlock()
+	if m.noPropose {
+		return
+	}
+	m.proposing.Add(1)
+	go func() {
+		defer m.proposing.Done()
+		m.propose(p, ls, req)
+	}()
+}
+
 // propose sends an ISR change to the controller.
 func (m *Manager) propose(p *Partition, ls *LeaderState, req metadata.AlterPartition) {
 	if m.cfg.Alterer == nil {
@@ -254,7 +278,7 @@ func (m *Manager) propose(p *Partition, ls *LeaderState, req metadata.AlterParti
 		p.mu.Unlock()
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
 	defer cancel()
 	m.log.Info("proposing ISR change", zap.String("partition", p.Name()), zap.Int32s("isr", req.ISR),
 		zap.Int32("leader_epoch", req.LeaderEpoch), zap.Int32("partition_epoch", req.PartitionEpoch))
@@ -265,7 +289,9 @@ func (m *Manager) propose(p *Partition, ls *LeaderState, req metadata.AlterParti
 		return
 	}
 	if err != nil {
-		m.log.Warn("ISR change refused or failed", zap.String("partition", p.Name()), zap.Int32s("isr", req.ISR), zap.Error(err))
+		if m.ctx.Err() == nil {
+			m.log.Warn("ISR change refused or failed", zap.String("partition", p.Name()), zap.Int32s("isr", req.ISR), zap.Error(err))
+		}
 		ls.ProposalFailed()
 		return
 	}
@@ -313,6 +339,11 @@ func (m *Manager) Close() {
 		f.shutdown()
 	}
 	m.wg.Wait()
+	m.proposeMu.Lock()
+	m.noPropose = true
+	m.proposeMu.Unlock()
+	m.cancel()
+	m.proposing.Wait()
 }
 
 // brokerAddr returns a broker's Kafka address from the metadata.

@@ -272,7 +272,7 @@ func (p *Partition) applyLocked(u Update) {
 		le, pe := p.ls.Epochs()
 		req := metadata.AlterPartition{Topic: p.Topic, Partition: p.Index, Leader: p.m.cfg.NodeID, LeaderEpoch: le, PartitionEpoch: pe, ISR: slices.Clone(u.Propose)}
 		ls := p.ls
-		go p.m.propose(p, ls, req)
+		p.m.startPropose(p, ls, req)
 	}
 }
 
