@@ -121,11 +121,9 @@ type App struct {
 	prodErr error
 	promise func(*kgo.Record, error) // a.promiseFn, bound once
 	fatal   error                    // set in callbacks, read by the loop (serialized by the rebalance gate)
-	killed  atomic.Bool
 	// restored counts changelog records read by restores over the
 	// instance's life (tests, logs).
 	restored atomic.Int64
-	done     chan struct{}
 	metrics  *metrics
 }
 
@@ -138,7 +136,7 @@ func New(tp *Topology, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("%w: Balancer: %v", ErrConfig, err)
 	}
 	a := &App{cfg: cfg, tp: tp, log: cfg.Logger.With(zap.String("app", cfg.ApplicationID)),
-		tasks: make(map[string]*task), srcs: make(map[string]*node), done: make(chan struct{})}
+		tasks: make(map[string]*task), srcs: make(map[string]*node)}
 	a.promise = a.promiseFn
 	for _, src := range tp.sources {
 		a.srcs[topicName(cfg.ApplicationID, src)] = src
@@ -157,7 +155,6 @@ func New(tp *Topology, cfg Config) (*App, error) {
 // group and returns nil) or a fatal error (a refused write, a store
 // failure, an encode error: it stops without committing and returns it).
 func (a *App) Run(ctx context.Context) error {
-	defer close(a.done)
 	if err := a.setup(ctx); err != nil {
 		return err
 	}
@@ -188,9 +185,6 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	a.cl = cl
 	err = a.loop(ctx)
-	if a.killed.Load() {
-		return nil
-	}
 	if err != nil {
 		a.closeTasks(false)
 		cl.AllowRebalance()
@@ -216,9 +210,6 @@ func (a *App) loop(ctx context.Context) error {
 		pctx, pcancel := context.WithTimeout(ctx, wait)
 		fs := a.cl.PollRecords(pctx, a.cfg.MaxPollRecords)
 		pcancel()
-		if a.killed.Load() {
-			return nil
-		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -253,9 +244,9 @@ func (a *App) loop(ctx context.Context) error {
 		if err := a.produceErr(); err != nil {
 			return err
 		}
-		if time.Since(last) >= a.cfg.CommitInterval && !a.killed.Load() {
+		if time.Since(last) >= a.cfg.CommitInterval {
 			if err := a.commit(ctx, a.taskList()); err != nil {
-				if ctx.Err() != nil || a.killed.Load() {
+				if ctx.Err() != nil {
 					return nil
 				}
 				return err
@@ -366,7 +357,7 @@ func (a *App) commit(ctx context.Context, ts []*task) error {
 }
 
 func (a *App) onAssigned(ctx context.Context, _ *kgo.Client, assigned map[string][]int32) {
-	if a.killed.Load() || a.fatal != nil {
+	if a.fatal != nil {
 		return
 	}
 	rd := &kgoReader{a: a}
@@ -403,10 +394,6 @@ func (a *App) onAssigned(ctx context.Context, _ *kgo.Client, assigned map[string
 func (a *App) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
 	ts := a.tasksOf(revoked)
 	if len(ts) == 0 {
-		return
-	}
-	if a.killed.Load() {
-		a.dropTasks(ts, false)
 		return
 	}
 	err := a.fatal
@@ -449,16 +436,6 @@ func (a *App) dropTasks(ts []*task, clean bool) {
 }
 
 func (a *App) closeTasks(clean bool) { a.dropTasks(a.taskList(), clean) }
-
-// kill stops the instance as a crash would: the client is closed with
-// nothing flushed or committed, stores are closed without checkpoints.
-// Tests use it; Run returns nil.
-func (a *App) kill() {
-	a.killed.Store(true)
-	a.cl.Close()
-	<-a.done
-	a.closeTasks(false)
-}
 
 // Metrics returns a snapshot of this instance's tasks.
 func (a *App) Metrics() []TaskMetrics {

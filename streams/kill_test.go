@@ -132,14 +132,14 @@ func killChildMain() {
 		out.WriteByte('\n')
 		out.Flush()
 	}
-	reporterDone := make(chan struct{})
+	runDone, reporterDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(reporterDone)
 		tick := time.NewTicker(statusEvery)
 		defer tick.Stop()
 		for {
 			select {
-			case <-a.done:
+			case <-runDone:
 				return
 			case <-tick.C:
 				report(false)
@@ -147,6 +147,7 @@ func killChildMain() {
 		}
 	}()
 	err = a.Run(ctx)
+	close(runDone)
 	<-reporterDone
 	report(true)
 	if err != nil {
