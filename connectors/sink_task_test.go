@@ -83,14 +83,24 @@ func produceN(t *testing.T, cl *kgo.Client, topic string, n int, bad func(int) b
 	}
 }
 
+// committed sums the group's committed offsets. A failed fetch (for
+// example COORDINATOR_LOAD_IN_PROGRESS while __consumer_offsets loads) is
+// "not yet": it is retried until it answers.
 func committed(t *testing.T, b *testbroker.Broker, group string) int64 {
 	t.Helper()
-	os, err := kadm.NewClient(b.Client()).FetchOffsets(context.Background(), group)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sum int64
-	os.Each(func(o kadm.OffsetResponse) { sum += o.At })
+	testbroker.CheckFor(t, 30*time.Second, func() error {
+		os, err := kadm.NewClient(b.Client()).FetchOffsets(context.Background(), group)
+		if err == nil {
+			err = os.Error()
+		}
+		if err != nil {
+			return err
+		}
+		sum = 0
+		os.Each(func(o kadm.OffsetResponse) { sum += o.At })
+		return nil
+	})
 	return sum
 }
 
