@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
 	"weir/broker/controller"
@@ -36,6 +37,7 @@ type options struct {
 	brokerConfigs  map[string]string
 	logLevel       zap.AtomicLevel
 	logLevelIsSet  bool
+	logTee         zapcore.Core
 	dataDirs       []string
 	controllerDirs []string
 }
@@ -67,6 +69,10 @@ func BrokerConfig(kv map[string]string) Option {
 func LogLevel(l zap.AtomicLevel) Option {
 	return func(o *options) { o.logLevel, o.logLevelIsSet = l, true }
 }
+
+// LogTee also sends every broker's log lines to core (tests count
+// them, e.g. with zaptest/observer), at every level core enables.
+func LogTee(core zapcore.Core) Option { return func(o *options) { o.logTee = core } }
 
 // Cluster is an in-process weir cluster: brokers on 127.0.0.1 with real
 // data directories, a Raft controller quorum over all of them, and a
@@ -366,7 +372,11 @@ func (c *Cluster) Close() {
 func (b *Broker) start(ctrlLn, kafkaLn net.Listener) error {
 	c := b.c
 	o := c.o
-	lg := zaptest.NewLogger(c.t, zaptest.Level(o.logLevel)).Named("broker" + strconv.Itoa(int(b.ID)))
+	lg := zaptest.NewLogger(c.t, zaptest.Level(o.logLevel))
+	if o.logTee != nil {
+		lg = lg.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, o.logTee) }))
+	}
+	lg = lg.Named("broker" + strconv.Itoa(int(b.ID)))
 	// A restarted broker serves only once it caught up; on the first
 	// start the quorum forms as the brokers start.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -25,6 +25,9 @@
 //   - the leader keeps the ISR: followers that were caught up within
 //     replica.lag.time.max.ms; it asks the controller to shrink or expand
 //     it, with its leader and partition epochs so a deposed leader cannot;
+//     it proposes adding only brokers its metadata shows live (Kafka's
+//     isReplicaIsrEligible, KIP-841): a fenced broker that still fetches
+//     stays out instead of being proposed, and refused, at every fetch;
 //   - the high watermark is the minimum log end offset over the ISR;
 //     consumers read only below it; acks=all is answered once it passes
 //     the batch, and refused up front when the ISR is smaller than
@@ -35,6 +38,10 @@
 //     (KIP-101, with KIP-279's repeated requests), rather than to its high
 //     watermark, so no committed record is lost and no divergent record
 //     survives.
+//
+// Warnings that recur under a fault (a refused ISR change, a follower
+// append failing on a full disk) go through broker/internal/repeatlog:
+// once per partition and state, then with counts every 10s.
 //
 // Lock order: Partition.leadMu -> Partition.mu -> log locks; the
 // fetcher's fetchState.appendMu is taken without Partition.mu held.

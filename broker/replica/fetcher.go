@@ -280,7 +280,9 @@ func (f *fetcher) truncate(cl *client, ws []work, lg *zap.Logger) error {
 		}
 		done, err := f.truncateTo(w, rp.LeaderEpoch, rp.EndOffset, lg)
 		if err != nil {
-			lg.Error("truncating the follower log failed", zap.String("partition", w.p.Name()), zap.Error(err))
+			f.m.storageError(err)
+			f.m.warn.Log("truncate/"+w.p.Name(), err.Error(), "truncating the follower log failed",
+				zap.Int32("leader", f.leader), zap.String("partition", w.p.Name()), zap.Error(err))
 			f.backoff(w.fs, time.Second)
 			continue
 		}
@@ -445,11 +447,16 @@ func (f *fetcher) handle(w work, rp *kmsg.FetchResponseTopicPartition, lg *zap.L
 	}
 	if len(b) > 0 {
 		if _, err := l.AppendReplica(b); err != nil {
-			lg.Error("appending fetched batches failed; truncating by epoch again", zap.String("partition", w.p.Name()), zap.Error(err))
+			f.m.storageError(err)
+			f.m.warn.Log("append/"+w.p.Name(), err.Error(), "appending fetched batches failed; truncating by epoch again",
+				zap.Int32("leader", f.leader), zap.String("partition", w.p.Name()), zap.Error(err))
 			w.fs.truncated = false
 			f.backoff(w.fs, 100*time.Millisecond)
 			return
 		}
+	}
+	if len(b) > 0 {
+		f.m.warn.End("append/" + w.p.Name())
 	}
 	l.SetHighWatermark(min(rp.HighWatermark, l.EndOffset()))
 }

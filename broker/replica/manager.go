@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"weir/broker/internal/repeatlog"
 	"weir/broker/log"
 	"weir/broker/metadata"
 )
@@ -43,6 +45,10 @@ type Config struct {
 	// OnTruncate runs after a follower cut its log's tail or restarted it
 	// (the producer state of the removed records must go too).
 	OnTruncate func(p *Partition)
+	// OnStorageError gets every error of a follower's writes to its log
+	// (appends, truncation), so the broker can tell a full or failing
+	// disk (see broker/kafka's storage state); nil: ignored.
+	OnStorageError func(err error)
 	// Logger and Now (nil: none, time.Now).
 	Logger *zap.Logger
 	Now    func() time.Time
@@ -56,6 +62,9 @@ type Manager struct {
 	cfg Config
 	log *zap.Logger
 	now func() time.Time
+	// warn says repeated warnings (a refused ISR change, a failing
+	// follower append) once per partition and state, with counts.
+	warn *repeatlog.Limiter
 
 	mu       sync.Mutex
 	fetchers map[int32]*fetcher // by leader node id
@@ -99,6 +108,7 @@ func NewManager(cfg Config) *Manager {
 	if m.now == nil {
 		m.now = time.Now
 	}
+	m.warn = repeatlog.New(m.log, zap.WarnLevel, 0, m.now)
 	m.wg.Add(1)
 	go m.tickLoop()
 	return m
@@ -290,11 +300,13 @@ func (m *Manager) propose(p *Partition, ls *LeaderState, req metadata.AlterParti
 	}
 	if err != nil {
 		if m.ctx.Err() == nil {
-			m.log.Warn("ISR change refused or failed", zap.String("partition", p.Name()), zap.Int32s("isr", req.ISR), zap.Error(err))
+			m.warn.Log("isr/"+p.Name(), fmt.Sprint(req.ISR, req.LeaderEpoch, req.PartitionEpoch, err),
+				"ISR change refused or failed", zap.String("partition", p.Name()), zap.Int32s("isr", req.ISR), zap.Error(err))
 		}
 		ls.ProposalFailed()
 		return
 	}
+	m.warn.End("isr/" + p.Name())
 	// Normally the metadata watcher delivered this already.
 	if np.LeaderEpoch == p.epoch {
 		p.applyLocked(ls.Committed(np))
@@ -344,6 +356,25 @@ func (m *Manager) Close() {
 	m.proposeMu.Unlock()
 	m.cancel()
 	m.proposing.Wait()
+	m.warn.Flush()
+}
+
+// storageError passes a follower's log write error on.
+func (m *Manager) storageError(err error) {
+	if m.cfg.OnStorageError != nil {
+		m.cfg.OnStorageError(err)
+	}
+}
+
+// isrEligible reports whether broker id may join an ISR now: it is
+// registered and not fenced (Kafka's Partition.isReplicaIsrEligible, KIP-841). A
+// leader does not propose anyone else: the controller would refuse, and
+// the leader would ask again at the follower's next fetch.
+func (m *Manager) isrEligible(id int32) bool {
+	if m.cfg.Metadata == nil {
+		return true
+	}
+	return m.cfg.Metadata().Live(id)
 }
 
 // brokerAddr returns a broker's Kafka address from the metadata.

@@ -269,6 +269,14 @@ func (p *Partition) applyLocked(u Update) {
 		p.log.SetHighWatermark(u.HW)
 	}
 	if u.Propose != nil {
+		for _, id := range u.Propose {
+			if !slices.Contains(p.ls.ISR(), id) && !p.m.isrEligible(id) {
+				// Fenced (or otherwise unable to take writes): it stays
+				// out until the metadata says otherwise.
+				p.ls.ProposalFailed()
+				return
+			}
+		}
 		le, pe := p.ls.Epochs()
 		req := metadata.AlterPartition{Topic: p.Topic, Partition: p.Index, Leader: p.m.cfg.NodeID, LeaderEpoch: le, PartitionEpoch: pe, ISR: slices.Clone(u.Propose)}
 		ls := p.ls
