@@ -211,72 +211,17 @@ func (sn *snapshotter) poll(ctx context.Context, buf []connectors.SourceRecord) 
 		}
 	}
 	t := sn.cur
-	var q strings.Builder
-	q.WriteString("SELECT ")
-	for i, c := range t.Columns {
-		if i > 0 {
-			q.WriteByte(',')
-		}
-		q.WriteString(quoteIdent(c.Name))
-	}
-	q.WriteString(" FROM " + quoteIdent(t.DB) + "." + quoteIdent(t.Name))
 	limit := sn.s.cfg.ChunkRows
 	if t.KeyAll {
 		limit = 0 // one pass: no stable order to resume from
-	} else {
-		if sn.key != nil {
-			q.WriteString(" WHERE ")
-			for i := range t.PK {
-				if i > 0 {
-					q.WriteString(" OR ")
-				}
-				q.WriteByte('(')
-				for j := 0; j < i; j++ {
-					c := &t.Columns[t.PK[j]]
-					fmt.Fprintf(&q, "%s = %s AND ", quoteIdent(c.Name), c.textLiteral(sn.key[j]))
-				}
-				c := &t.Columns[t.PK[i]]
-				fmt.Fprintf(&q, "%s > %s)", quoteIdent(c.Name), c.textLiteral(sn.key[i]))
-			}
-		}
-		q.WriteString(" ORDER BY ")
-		for i, k := range t.PK {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString(quoteIdent(t.Columns[k].Name))
-		}
-		fmt.Fprintf(&q, " LIMIT %d", limit)
 	}
-	n := 0
 	var rerr error
-	var res gmysql.Result
-	err = sn.conn.ExecuteSelectStreaming(q.String(), &res, func(row []gmysql.FieldValue) error {
-		n++
-		vals := make([]any, len(t.Columns))
-		for i := range t.Columns {
-			if t.Columns[i].Skip {
-				continue
-			}
-			v, err := t.Columns[i].value(textValue(&row[i]))
-			if err != nil {
-				return fmt.Errorf("snapshot of %s: %w", t.fullName(), err)
-			}
-			vals[i] = v
-		}
+	n, err := selectChunk(sn.conn, t, sn.key, limit, func(vals []any, key [][]byte) error {
 		pos := Position{File: sn.start.File, Pos: sn.start.Pos, GTID: sn.start.GTID, Snap: &SnapPos{Table: t.fullName()}}
 		if t.KeyAll {
 			sn.offset++
 			pos.Snap.Rows = sn.offset
 		} else {
-			key := make([][]byte, len(t.PK))
-			for i, k := range t.PK {
-				if row[k].Type == gmysql.FieldValueTypeString {
-					key[i] = append([]byte(nil), row[k].AsString()...)
-				} else {
-					key[i] = []byte(row[k].String())
-				}
-			}
 			sn.key = key
 			pos.Snap.Key = key
 		}
@@ -289,10 +234,7 @@ func (sn *snapshotter) poll(ctx context.Context, buf []connectors.SourceRecord) 
 		}
 		sn.held, sn.heldPos = ch, pos
 		return nil
-	}, nil)
-	if err == nil {
-		err = rerr
-	}
+	})
 	if err != nil {
 		if myError(err) == nil && strings.HasPrefix(err.Error(), "snapshot of") {
 			return buf, false, err
@@ -306,6 +248,88 @@ func (sn *snapshotter) poll(ctx context.Context, buf []connectors.SourceRecord) 
 		}
 	}
 	return buf, false, nil
+}
+
+// selectChunk reads up to limit rows of t (0: all) whose primary key
+// follows after (nil: from the first), in primary key order, and calls
+// fn with each row's values (Avro native form per column) and its key
+// (text form; nil for keyless tables). It returns the number of rows.
+// The initial snapshot and incremental snapshots read chunks with it.
+func selectChunk(c *client.Conn, t *tableState, after [][]byte, limit int, fn func(vals []any, key [][]byte) error) (int, error) {
+	var q strings.Builder
+	q.WriteString("SELECT ")
+	for i, c := range t.Columns {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(quoteIdent(c.Name))
+	}
+	q.WriteString(" FROM " + quoteIdent(t.DB) + "." + quoteIdent(t.Name))
+	if !t.KeyAll {
+		if after != nil {
+			q.WriteString(" WHERE ")
+			for i := range t.PK {
+				if i > 0 {
+					q.WriteString(" OR ")
+				}
+				q.WriteByte('(')
+				for j := 0; j < i; j++ {
+					c := &t.Columns[t.PK[j]]
+					fmt.Fprintf(&q, "%s = %s AND ", quoteIdent(c.Name), c.textLiteral(after[j]))
+				}
+				c := &t.Columns[t.PK[i]]
+				fmt.Fprintf(&q, "%s > %s)", quoteIdent(c.Name), c.textLiteral(after[i]))
+			}
+		}
+		q.WriteString(" ORDER BY ")
+		for i, k := range t.PK {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString(quoteIdent(t.Columns[k].Name))
+		}
+		if limit > 0 {
+			fmt.Fprintf(&q, " LIMIT %d", limit)
+		}
+	}
+	n := 0
+	var rerr error
+	var res gmysql.Result
+	err := c.ExecuteSelectStreaming(q.String(), &res, func(row []gmysql.FieldValue) error {
+		n++
+		vals := make([]any, len(t.Columns))
+		for i := range t.Columns {
+			if t.Columns[i].Skip {
+				continue
+			}
+			v, err := t.Columns[i].value(textValue(&row[i]))
+			if err != nil {
+				rerr = fmt.Errorf("snapshot of %s: %w", t.fullName(), err)
+				return rerr
+			}
+			vals[i] = v
+		}
+		var key [][]byte
+		if !t.KeyAll {
+			key = make([][]byte, len(t.PK))
+			for i, k := range t.PK {
+				if row[k].Type == gmysql.FieldValueTypeString {
+					key[i] = append([]byte(nil), row[k].AsString()...)
+				} else {
+					key[i] = []byte(row[k].String())
+				}
+			}
+		}
+		if err := fn(vals, key); err != nil {
+			rerr = err
+			return err
+		}
+		return nil
+	}, nil)
+	if rerr != nil {
+		return n, rerr
+	}
+	return n, err
 }
 
 // release turns the held row into records at position pos.
