@@ -23,7 +23,10 @@ type AppendInfo struct {
 // concatenated RecordBatch v2 byte slices, stamping each batch's baseOffset
 // and partitionLeaderEpoch in place (b is modified). It returns
 // ErrCorruptBatch (wrapped, naming what is wrong) and writes nothing if any
-// batch is bad. A failed write (e.g. ErrDiskFull) leaves the log as it was.
+// batch is bad. A failed write (e.g. ErrDiskFull) leaves the log as it was:
+// the segment is cut back to its size before the append; if that fails, or
+// the flush that flush.messages asks for fails, the log goes offline
+// (ErrOffline; see Offline).
 func (l *Log) Append(b []byte, leaderEpoch int32) (AppendInfo, error) {
 	hs, err := splitBatches(b)
 	if err != nil {
@@ -163,15 +166,25 @@ func (l *Log) appendLocked(b []byte, hs []BatchHeader, epoch int32, keep bool) (
 	if err != nil {
 		return AppendInfo{}, false, err
 	}
-	n, err := hd.f.WriteAt(b, size)
-	if err != nil {
-		if n > 0 {
-			// Best effort: cut the torn bytes (recovery would too).
-			if terr := hd.f.Truncate(size); terr != nil {
-				l.logger.Warn("could not cut torn append", zap.Error(terr))
+	if _, err := hd.f.WriteAt(b, size); err != nil {
+		// Whatever the write reported, part of b may be in the file (a
+		// write failing with ENOSPC can leave some bytes and report none):
+		// cut back to the last good position so no later append or roll
+		// leaves them behind. If that fails too the file holds unknown
+		// bytes: go offline rather than append after them.
+		cut := hd.f.Truncate(size)
+		if cut == nil {
+			var now int64
+			if now, cut = hd.f.Size(); cut == nil && now != size {
+				cut = fmt.Errorf("segment is %d bytes after truncating to %d", now, size)
 			}
 		}
 		hd.release()
+		if cut != nil {
+			return AppendInfo{}, false, l.goOffline(fmt.Errorf(
+				"write of %d bytes at position %d of segment %d failed (%w) and cutting it back failed: %w",
+				len(b), size, act.base, err, cut))
+		}
 		if errors.Is(err, vfs.ErrNoSpace) {
 			return AppendInfo{}, false, fmt.Errorf("%w: %w", ErrDiskFull, err)
 		}
@@ -269,7 +282,7 @@ func (l *Log) Roll() error {
 func (l *Log) MaybeRoll() error {
 	l.mu.RLock()
 	act, cfg := l.active(), l.cfg
-	due := !l.closed && act.act.size > 0 && l.nowMs()-act.rollTs >= cfg.SegmentMs.Milliseconds()
+	due := !l.closed && l.offline == nil && act.act.size > 0 && l.nowMs()-act.rollTs >= cfg.SegmentMs.Milliseconds()
 	l.mu.RUnlock()
 	if !due {
 		return nil

@@ -21,6 +21,12 @@ var (
 	ErrDiskFull = errors.New("disk full")
 	// ErrCorruptIndex: an index file is malformed (it is rebuilt from the log).
 	ErrCorruptIndex = errors.New("corrupt index")
+	// ErrOffline: the log was taken offline because the state of its files
+	// is unknown (a failed write could not be cut back, or a sync failed).
+	// Every later operation fails with it until the log is reopened, which
+	// runs recovery. The Kafka layer answers KAFKA_STORAGE_ERROR, as Kafka
+	// does for a partition in a failed log directory; Log.Offline says why.
+	ErrOffline = errors.New("log offline after a storage failure")
 )
 
 // Config is the per-partition configuration, in Kafka topic-config terms.

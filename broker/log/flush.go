@@ -2,6 +2,8 @@ package log
 
 import (
 	"fmt"
+
+	"go.uber.org/zap"
 )
 
 // Flush makes every appended batch durable (fdatasync of the segments that
@@ -12,10 +14,13 @@ import (
 func (l *Log) Flush() error {
 	l.mu.RLock()
 	target := l.leo
-	closed := l.closed
+	closed, offline := l.closed, l.offline
 	l.mu.RUnlock()
 	if closed {
 		return fmt.Errorf("log %s: flush: %w", l.dir, ErrClosed)
+	}
+	if offline != nil {
+		return offline
 	}
 	return l.flushTo(target)
 }
@@ -41,16 +46,24 @@ func (l *Log) flushTo(target int64) error {
 		hs = append(hs, h)
 	}
 	l.mu.RUnlock()
+	var syncErr error
 	for _, h := range hs {
-		if err == nil {
+		if err == nil && syncErr == nil {
 			if serr := h.f.Sync(); serr != nil {
-				err = fmt.Errorf("sync segment %d: %w", h.seg.base, serr)
+				syncErr = fmt.Errorf("sync segment %d: %w", h.seg.base, serr)
 			}
 		}
 		h.release()
 	}
 	if err != nil {
 		return fmt.Errorf("log %s: flush: %w", l.dir, err)
+	}
+	if syncErr != nil {
+		// After a failed fsync the unsynced bytes may or may not reach the
+		// disk, and the kernel may never retry them (it marks the pages
+		// clean), so a later successful sync proves nothing: go offline,
+		// as Kafka does; reopening recovers from the recovery point.
+		return l.goOffline(fmt.Errorf("flush: %w", syncErr))
 	}
 	l.mu.Lock()
 	// The checkpoint is written (durably) only when the recovery point moves
@@ -63,8 +76,11 @@ func (l *Log) flushTo(target int64) error {
 	l.lastFlush = l.now()
 	l.mu.Unlock()
 	if durable {
+		// The data is durable; a checkpoint that cannot be written (a full
+		// disk) only leaves the recovery point on disk older, so recovery
+		// after a crash checks more: not a failed flush.
 		if err := l.writeCheckpoint(true); err != nil {
-			return fmt.Errorf("log %s: flush: %w", l.dir, err)
+			l.logger.Warn("writing the recovery-point checkpoint failed; recovery after a crash will start from the previous one", zap.Error(err))
 		}
 	}
 	return nil
@@ -85,7 +101,7 @@ func (l *Log) flushAll() error {
 // is unflushed data (the Manager calls it periodically).
 func (l *Log) MaybeFlush() error {
 	l.mu.RLock()
-	due := !l.closed && l.leo > l.recoveryPoint && l.now().Sub(l.lastFlush) >= l.cfg.FlushMs
+	due := !l.closed && l.offline == nil && l.leo > l.recoveryPoint && l.now().Sub(l.lastFlush) >= l.cfg.FlushMs
 	l.mu.RUnlock()
 	if !due {
 		return nil

@@ -18,6 +18,9 @@ type Options struct {
 	Logger *zap.Logger
 	Now    func() time.Time // default time.Now
 	Files  *FileCache       // shared bounded cache of open segment files (nil = a private one)
+	// OnOffline, if set, is called once (outside the log's locks) when the
+	// log goes offline, with the error Offline returns.
+	OnOffline func(l *Log, err error)
 }
 
 // Log is one partition's log in directory dir ("<topic>-<partition>"). Safe
@@ -50,6 +53,8 @@ type Log struct {
 	notify        chan struct{}
 	epochs        []EpochEntry // leader-epoch cache (epochs.go)
 	closed        bool
+	offline       error // non-nil once offline (wraps ErrOffline)
+	onOffline     func(*Log, error)
 	markerPresent bool // clean-shutdown marker still on disk
 
 	bg sync.WaitGroup // background flushes after rolls
@@ -80,6 +85,8 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts Options) (*Log, error) {
 		files:  opts.Files,
 		cfg:    cfg.normalized(),
 		notify: make(chan struct{}),
+
+		onOffline: opts.OnOffline,
 	}
 	l.lastFlush = l.now()
 	if err := fsys.MkdirAll(l.dir); err != nil {
@@ -209,12 +216,22 @@ func (l *Log) Close() error {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	l.mu.RLock()
-	closed := l.closed
+	closed, offline := l.closed, l.offline != nil
 	l.mu.RUnlock()
 	if closed {
 		return nil
 	}
 	l.bg.Wait()
+	if offline {
+		// Nothing is written to a log in an unknown state: no flush, no
+		// indexes, no clean-shutdown marker, so the next Open recovers it.
+		l.mu.Lock()
+		l.closed = true
+		l.notifyLocked()
+		l.mu.Unlock()
+		l.dropAll()
+		return nil
+	}
 	err := l.flushAll()
 	l.mu.Lock()
 	l.closed = true
@@ -273,7 +290,38 @@ func (l *Log) checkOpenLocked() error {
 	if l.closed {
 		return fmt.Errorf("log %s: %w", l.dir, ErrClosed)
 	}
-	return nil
+	return l.offline
+}
+
+// Offline returns nil while the log works, and after a storage failure
+// left its files in an unknown state an error wrapping ErrOffline that
+// names the partition and the failure. An offline log refuses appends,
+// reads, flushes and maintenance with that error until it is closed and
+// opened again (Open recovers it).
+func (l *Log) Offline() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.offline
+}
+
+// goOffline takes the log offline because of cause and returns the error
+// Offline will return. Only the first call has an effect.
+func (l *Log) goOffline(cause error) error {
+	l.mu.Lock()
+	if l.offline != nil {
+		err := l.offline
+		l.mu.Unlock()
+		return err
+	}
+	l.offline = fmt.Errorf("log %s: %w: %w", l.dir, ErrOffline, cause)
+	err := l.offline
+	l.notifyLocked()
+	l.mu.Unlock()
+	l.logger.Error("partition log taken offline: its files are in an unknown state; reopen (restart) to recover", zap.Error(cause))
+	if l.onOffline != nil {
+		l.onOffline(l, err)
+	}
+	return err
 }
 
 // maxInt64 is "unlimited".

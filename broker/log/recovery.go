@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -186,7 +187,8 @@ func (l *Log) load() error {
 		s.size = fi.Size()
 		l.segs = append(l.segs, s)
 	}
-	if len(l.segs) == 0 {
+	fresh := len(l.segs) == 0
+	if fresh {
 		s := &segment{fs: l.fs, dir: l.dir, base: ck.logStart, rollTs: l.nowMs()}
 		f, err := l.fs.Create(s.path(logSuffix))
 		if err != nil {
@@ -209,8 +211,13 @@ func (l *Log) load() error {
 		l.markerPresent = true
 		l.recoveryPoint = l.leo
 	} else {
-		if err := l.recover(ck.recoveryPoint); err != nil {
+		began := time.Now()
+		rep, err := l.recover(ck.recoveryPoint)
+		if err != nil {
 			return err
+		}
+		if !fresh {
+			l.logRecovery(rep, time.Since(began))
 		}
 		l.recoveryPoint = min(ck.recoveryPoint, l.leo)
 		if l.recoveryPoint < l.logStart {
@@ -304,29 +311,56 @@ func (l *Log) loadActiveClean(s *segment) error {
 	return nil
 }
 
-// recover validates every batch (header, CRC32C, increasing offsets) of the
+// recoveryReport is what recovery found, logged in one line per partition.
+type recoveryReport struct {
+	from            int64 // recovery point it started from
+	segments        int   // segments validated batch by batch
+	bytes           int64 // bytes validated
+	tails           int   // sealed segments below the recovery point whose tail was checked
+	cutBytes        int64 // bytes cut (torn or corrupt)
+	cutSegments     []string
+	deletedSegments int
+	firstBad        error
+}
+
+// recover brings the log to a consistent state after an unclean shutdown.
+// It validates every batch (header, CRC32C, increasing offsets) of the
 // segments from the one holding offset rp on, truncates the log at the first
-// bad batch (deleting later segments), and rebuilds their indexes.
-func (l *Log) recover(rp int64) error {
+// bad batch (deleting later segments) and rebuilds their indexes. Sealed
+// segments below rp were synced, but a failed write of an older version
+// could have left a torn tail beyond their last batch: their tails (from
+// the last index entry) are checked too and cut.
+func (l *Log) recover(rp int64) (*recoveryReport, error) {
+	rep := &recoveryReport{from: rp}
 	i0 := l.segIndexLocked(rp)
+	for i := 0; i < i0; i++ {
+		if err := l.checkSealedTail(l.segs[i], rep); err != nil {
+			return rep, err
+		}
+	}
 	next := l.segs[i0].base
 	for i := i0; i < len(l.segs); i++ {
 		s := l.segs[i]
 		b, validEnd, err := l.scanSegment(s, true, max(next, s.base))
 		if err != nil && !errors.Is(err, ErrCorruptBatch) {
-			return err
+			return rep, err
 		}
+		rep.segments++
+		rep.bytes += validEnd
 		if validEnd < s.size {
-			l.logger.Warn("truncating torn or corrupt log tail",
-				zap.String("segment", segmentName(s.base, logSuffix)), zap.Int64("valid_bytes", validEnd),
-				zap.Int64("size", s.size), zap.Error(err))
+			rep.cutBytes += s.size - validEnd
+			rep.cutSegments = append(rep.cutSegments, segmentName(s.base, logSuffix))
+			if rep.firstBad == nil {
+				rep.firstBad = err
+			}
 			if err := l.truncateFile(s, validEnd); err != nil {
-				return err
+				return rep, err
 			}
 			for _, later := range l.segs[i+1:] {
-				l.logger.Warn("deleting segment after a corrupt one", zap.String("segment", segmentName(later.base, logSuffix)))
+				rep.cutBytes += later.size
+				rep.deletedSegments++
 				if err := l.removeSegmentFiles(later); err != nil {
-					return err
+					return rep, err
 				}
 			}
 			l.segs = l.segs[:i+1]
@@ -336,7 +370,7 @@ func (l *Log) recover(rp int64) error {
 			b.finish()
 			s.maxTs = b.maxTs
 			if err := l.writeIndexFiles(s, b.idx, b.tidx); err != nil {
-				return err
+				return rep, err
 			}
 		} else {
 			s.act = b
@@ -344,7 +378,79 @@ func (l *Log) recover(rp int64) error {
 		next = max(b.nextOffset, next)
 	}
 	l.leo = max(next, l.active().base)
-	return nil
+	return rep, nil
+}
+
+// checkSealedTail validates the batches of sealed segment s from its last
+// offset-index entry to the end of the file (the whole file if its index is
+// missing or does not fit), and cuts a torn or corrupt tail.
+func (l *Log) checkSealedTail(s *segment, rep *recoveryReport) error {
+	rep.tails++
+	var from int64
+	if idx, err := vfs.ReadFile(l.fs, s.path(indexSuffix)); err == nil &&
+		validateOffsetIndex(idx, s.size, math.MaxUint32) == nil {
+		if n := len(idx) / offsetEntrySize; n > 0 {
+			_, pos := offsetEntry(idx, n-1)
+			from = int64(pos)
+		}
+	}
+	f, err := l.fs.Open(s.path(logSuffix))
+	if err != nil {
+		return err
+	}
+	sc := newScanner(f, from, s.size, scanChunk)
+	sc.checkCRC = true
+	sc.minBase = s.base
+	for {
+		_, _, _, err = sc.next()
+		if err != nil {
+			break
+		}
+	}
+	f.Close()
+	rep.bytes += sc.pos - from
+	if err == io.EOF {
+		return nil
+	}
+	if !errors.Is(err, ErrCorruptBatch) {
+		return err
+	}
+	// Bad bytes in a sealed segment: validate all of it, cut at the first
+	// bad batch and rewrite its indexes. Later segments are kept: they
+	// begin at their own base offsets, written after this segment was sealed.
+	b, validEnd, serr := l.scanSegment(s, true, s.base)
+	if serr != nil && !errors.Is(serr, ErrCorruptBatch) {
+		return serr
+	}
+	rep.segments++
+	rep.cutBytes += s.size - validEnd
+	rep.cutSegments = append(rep.cutSegments, segmentName(s.base, logSuffix))
+	if rep.firstBad == nil {
+		rep.firstBad = serr
+	}
+	if err := l.truncateFile(s, validEnd); err != nil {
+		return err
+	}
+	b.finish()
+	s.maxTs, s.maxTsKnown = b.maxTs, true
+	l.files.drop(s)
+	return l.writeIndexFiles(s, b.idx, b.tidx)
+}
+
+// logRecovery says in one line what recovery of this partition found.
+func (l *Log) logRecovery(rep *recoveryReport, took time.Duration) {
+	fields := []zap.Field{
+		zap.Int64("recovery_point", rep.from), zap.Int64("log_end_offset", l.leo),
+		zap.Int("segments_validated", rep.segments), zap.Int("sealed_tails_checked", rep.tails),
+		zap.Int64("bytes_validated", rep.bytes), zap.Duration("took", took),
+	}
+	if rep.cutBytes == 0 {
+		l.logger.Info("recovered partition log after an unclean shutdown: no torn or corrupt data", fields...)
+		return
+	}
+	fields = append(fields, zap.Int64("bytes_cut", rep.cutBytes), zap.Strings("segments_cut", rep.cutSegments),
+		zap.Int("segments_deleted", rep.deletedSegments), zap.NamedError("first_bad", rep.firstBad))
+	l.logger.Warn("recovered partition log after an unclean shutdown: cut torn or corrupt data", fields...)
 }
 
 // scanSegment reads a whole segment, building its indexes. It returns the

@@ -123,7 +123,7 @@ func (s *batchScanner) next() (h BatchHeader, pos int64, body []byte, err error)
 	}
 	hb, err := s.window(pos, batchHeaderSize)
 	if err != nil {
-		return h, pos, nil, fmt.Errorf("%w: reading header at position %d: %w", ErrCorruptBatch, pos, err)
+		return h, pos, nil, readError("reading header", pos, err)
 	}
 	h, err = ParseBatchHeader(hb)
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *batchScanner) next() (h BatchHeader, pos int64, body []byte, err error)
 	if s.withBody || s.checkCRC {
 		body, err = s.window(pos, int(h.Size()))
 		if err != nil {
-			return h, pos, nil, fmt.Errorf("%w: reading batch at position %d: %w", ErrCorruptBatch, pos, err)
+			return h, pos, nil, readError("reading batch", pos, err)
 		}
 		if s.checkCRC {
 			if got := batchCRC(body); got != h.CRC {
@@ -151,4 +151,14 @@ func (s *batchScanner) next() (h BatchHeader, pos int64, body []byte, err error)
 		s.minBase = h.LastOffset() + 1
 	}
 	return h, pos, body, nil
+}
+
+// readError reports a failed read while scanning: a file shorter than its
+// batches say is a torn batch (ErrCorruptBatch); any other error (EIO) is
+// an I/O failure, never a reason to cut data, and is returned as is.
+func readError(what string, pos int64, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %s at position %d: %w", ErrCorruptBatch, what, pos, err)
+	}
+	return fmt.Errorf("%s at position %d: %w", what, pos, err)
 }

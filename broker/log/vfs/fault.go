@@ -19,6 +19,12 @@ import (
 //
 //   - SetCreateError(err): Create fails with err (nil clears).
 //
+//   - SetInjector(fn): fn decides, per operation (numbered mutations, and
+//     reads), whether it fails and how: torn writes that report none or some
+//     of the bytes that landed, sticky ENOSPC or EROFS, EIO on read, failed
+//     syncs whose unsynced data is then dropped or kept in cache but never
+//     made durable, and a halt (crash) after any operation (inject.go).
+//
 //   - CrashAfter(n): like a write budget, but when it runs out the FS halts
 //     as a crashed machine would: the crossing write is torn and every later
 //     mutation (write, truncate, sync, create, rename, remove) fails. Take the
@@ -36,6 +42,8 @@ type FaultFS struct {
 	written   int64
 	crashing  bool // halt when the budget runs out
 	halted    bool
+	inject    Injector // inject.go
+	ops       int64    // mutations so far (Op.Seq)
 }
 
 // ErrHalted is returned by every mutation after a CrashAfter fault fired.
@@ -55,11 +63,10 @@ func (f *FaultFS) Halted() bool {
 	return f.halted
 }
 
-func (f *FaultFS) checkHalted(op, name string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.halted {
-		return &os.PathError{Op: op, Path: name, Err: ErrHalted}
+// check numbers a mutation, and returns the injected or halted error.
+func (f *FaultFS) check(kind OpKind, name string) error {
+	if ft := f.decide(kind, name, 0); ft != nil {
+		return f.pathErr(kind, name, ft.Err)
 	}
 	return nil
 }
@@ -131,15 +138,15 @@ func (f *FaultFS) allow(n int) (int, error) {
 	return k, f.budgetErr
 }
 
-func (f *FaultFS) wrap(file File, err error) (File, error) {
+func (f *FaultFS) wrap(name string, file File, err error) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &faultFile{File: file, fs: f}, nil
+	return &faultFile{File: file, fs: f, name: name}, nil
 }
 
 func (f *FaultFS) Create(name string) (File, error) {
-	if err := f.checkHalted("create", name); err != nil {
+	if err := f.check(OpCreate, name); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -148,17 +155,22 @@ func (f *FaultFS) Create(name string) (File, error) {
 	if cerr != nil {
 		return nil, &os.PathError{Op: "create", Path: name, Err: cerr}
 	}
-	return f.wrap(f.FS.Create(name))
+	file, err := f.FS.Create(name)
+	return f.wrap(name, file, err)
 }
 
 func (f *FaultFS) OpenReadWrite(name string) (File, error) {
-	return f.wrap(f.FS.OpenReadWrite(name))
+	file, err := f.FS.OpenReadWrite(name)
+	return f.wrap(name, file, err)
 }
 
-func (f *FaultFS) Open(name string) (File, error) { return f.wrap(f.FS.Open(name)) }
+func (f *FaultFS) Open(name string) (File, error) {
+	file, err := f.FS.Open(name)
+	return f.wrap(name, file, err)
+}
 
 func (f *FaultFS) SyncDir(dir string) error {
-	if err := f.checkHalted("syncdir", dir); err != nil {
+	if err := f.check(OpSyncDir, dir); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -172,10 +184,27 @@ func (f *FaultFS) SyncDir(dir string) error {
 
 type faultFile struct {
 	File
-	fs *FaultFS
+	fs   *FaultFS
+	name string
+}
+
+func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
+	if ft := f.fs.decide(OpRead, f.name, len(p)); ft != nil {
+		return 0, f.fs.pathErr(OpRead, f.name, ft.Err)
+	}
+	return f.File.ReadAt(p, off)
 }
 
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	if ft := f.fs.decide(OpWrite, f.name, len(p)); ft != nil {
+		w := min(max(ft.Written, 0), len(p))
+		if w > 0 && ft.Err != ErrHalted {
+			if _, err := f.File.WriteAt(p[:w], off); err != nil {
+				return 0, err
+			}
+		}
+		return min(max(ft.Reported, 0), w), f.fs.pathErr(OpWrite, f.name, ft.Err)
+	}
 	k, ferr := f.fs.allow(len(p))
 	if k > 0 {
 		n, err := f.File.WriteAt(p[:k], off)
@@ -190,8 +219,11 @@ func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 func (f *faultFile) Sync() error {
-	if err := f.fs.checkHalted("sync", ""); err != nil {
-		return err
+	if ft := f.fs.decide(OpSync, f.name, 0); ft != nil {
+		if l, ok := f.File.(syncLoser); ok && ft.Err != ErrHalted {
+			l.loseUnsynced(ft.Lost)
+		}
+		return f.fs.pathErr(OpSync, f.name, ft.Err)
 	}
 	f.fs.mu.Lock()
 	serr := f.fs.syncErr
@@ -203,35 +235,35 @@ func (f *faultFile) Sync() error {
 }
 
 func (f *faultFile) Truncate(size int64) error {
-	if err := f.fs.checkHalted("truncate", ""); err != nil {
+	if err := f.fs.check(OpTruncate, f.name); err != nil {
 		return err
 	}
 	return f.File.Truncate(size)
 }
 
 func (f *FaultFS) Rename(oldname, newname string) error {
-	if err := f.checkHalted("rename", oldname); err != nil {
+	if err := f.check(OpRename, oldname); err != nil {
 		return err
 	}
 	return f.FS.Rename(oldname, newname)
 }
 
 func (f *FaultFS) Remove(name string) error {
-	if err := f.checkHalted("remove", name); err != nil {
+	if err := f.check(OpRemove, name); err != nil {
 		return err
 	}
 	return f.FS.Remove(name)
 }
 
 func (f *FaultFS) RemoveAll(name string) error {
-	if err := f.checkHalted("removeall", name); err != nil {
+	if err := f.check(OpRemove, name); err != nil {
 		return err
 	}
 	return f.FS.RemoveAll(name)
 }
 
 func (f *FaultFS) MkdirAll(dir string) error {
-	if err := f.checkHalted("mkdir", dir); err != nil {
+	if err := f.check(OpMkdir, dir); err != nil {
 		return err
 	}
 	return f.FS.MkdirAll(dir)

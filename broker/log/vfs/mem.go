@@ -28,6 +28,29 @@ type memNode struct {
 	data   []byte
 	synced []byte // content as of the last Sync
 	mtime  time.Time
+	// poison: ranges a failed sync left in the cache but marked clean, so
+	// later Syncs do not persist them until they are rewritten.
+	poison []span
+}
+
+type span struct{ off, end int64 }
+
+// cut removes [off, end) from the poisoned ranges.
+func (n *memNode) cut(off, end int64) {
+	out := n.poison[:0]
+	for _, sp := range n.poison {
+		if sp.end <= off || sp.off >= end {
+			out = append(out, sp)
+			continue
+		}
+		if sp.off < off {
+			out = append(out, span{sp.off, off})
+		}
+		if sp.end > end {
+			out = append(out, span{end, sp.end})
+		}
+	}
+	n.poison = out
 }
 
 // NewMem returns an empty in-memory FS.
@@ -322,6 +345,7 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 		}
 	}
 	copy(f.n.data[off:], p)
+	f.n.cut(off, end)
 	f.n.mtime = time.Now()
 	return len(p), nil
 }
@@ -332,8 +356,38 @@ func (f *memFile) Sync() error {
 	}
 	f.n.mu.Lock()
 	defer f.n.mu.Unlock()
-	f.n.synced = append(f.n.synced[:0], f.n.data...)
+	old := f.n.synced
+	synced := append([]byte(nil), f.n.data...)
+	for _, sp := range f.n.poison {
+		for i := sp.off; i < sp.end && i < int64(len(synced)); i++ {
+			if i < int64(len(old)) {
+				synced[i] = old[i]
+			} else {
+				synced[i] = 0 // extended but never written back: a hole
+			}
+		}
+	}
+	f.n.synced = synced
 	return nil
+}
+
+// loseUnsynced models a failed sync (see SyncLoss).
+func (f *memFile) loseUnsynced(mode SyncLoss) {
+	f.n.mu.Lock()
+	defer f.n.mu.Unlock()
+	if mode == LostDropped {
+		f.n.data = append([]byte(nil), f.n.synced...)
+		f.n.poison = nil
+		return
+	}
+	common := 0
+	for common < len(f.n.data) && common < len(f.n.synced) && f.n.data[common] == f.n.synced[common] {
+		common++
+	}
+	if common < len(f.n.data) {
+		f.n.cut(int64(common), int64(len(f.n.data)))
+		f.n.poison = append(f.n.poison, span{int64(common), int64(len(f.n.data))})
+	}
 }
 
 func (f *memFile) Truncate(size int64) error {
@@ -345,6 +399,7 @@ func (f *memFile) Truncate(size int64) error {
 	}
 	f.n.mu.Lock()
 	defer f.n.mu.Unlock()
+	f.n.cut(size, int64(len(f.n.data))+1)
 	if size < int64(len(f.n.data)) {
 		f.n.data = f.n.data[:size]
 	} else {

@@ -103,20 +103,27 @@ func WriteFileAtomic(fs FS, dir, name string, data []byte, durable bool) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.WriteAt(data, 0); err != nil {
+	// On failure the temporary file is removed: on a full disk its blocks
+	// are what the next write needs.
+	fail := func(err error) error {
 		f.Close()
+		fs.Remove(tmp)
 		return err
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return fail(err)
 	}
 	if durable {
 		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
+			return fail(err)
 		}
 	}
 	if err := f.Close(); err != nil {
+		fs.Remove(tmp)
 		return err
 	}
 	if err := fs.Rename(tmp, name); err != nil {
+		fs.Remove(tmp)
 		return err
 	}
 	if durable {
