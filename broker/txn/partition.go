@@ -86,10 +86,15 @@ type Partition struct {
 	dir  string
 	opts Options
 
-	mu         sync.Mutex
-	state      *State
-	closed     bool
-	dirty      bool      // state changed since the last snapshot
+	mu     sync.Mutex
+	state  *State
+	closed bool
+	dirty  bool // state changed since the last snapshot
+	// unapplied: an append failed after the log had taken its batches (a
+	// log gone offline after a failed sync): the log holds producer batches
+	// the state never applied, so no snapshot may be written (it would
+	// claim to cover them); the next OpenPartition rebuilds from the log.
+	unapplied  bool
 	lastSnap   time.Time // when the last snapshot was taken
 	lastExpire time.Time
 	snapping   bool           // an async snapshot write is running
@@ -241,8 +246,12 @@ func (p *Partition) Append(records []byte, appendFn func() (log.AppendInfo, erro
 		p.duplicates.Add(1)
 		return Result{Info: info, Duplicate: true}, nil
 	}
+	before := p.log.EndOffset()
 	info, err := appendFn()
 	if err != nil {
+		if p.log.EndOffset() != before {
+			p.unapplied = true
+		}
 		return Result{Info: info}, err
 	}
 	now := p.opts.Now()
@@ -292,7 +301,7 @@ func (p *Partition) maintainLocked(now time.Time) {
 			p.dirty = true
 		}
 	}
-	if p.opts.SnapshotInterval < 0 || !p.dirty || p.snapping || now.Sub(p.lastSnap) < p.opts.SnapshotInterval {
+	if p.opts.SnapshotInterval < 0 || !p.dirty || p.unapplied || p.snapping || now.Sub(p.lastSnap) < p.opts.SnapshotInterval {
 		return
 	}
 	// Every producer batch below EndOffset has been applied: they are only
@@ -326,6 +335,9 @@ func (p *Partition) Snapshot() error {
 }
 
 func (p *Partition) snapshotLocked() error {
+	if p.unapplied {
+		return fmt.Errorf("txn: partition %s: no snapshot: the log holds batches of a failed append that the producer state did not apply", p.dir)
+	}
 	end := p.log.EndOffset()
 	if err := p.writeSnapshot(p.state.EncodeSnapshot(end), end); err != nil {
 		return err
@@ -425,7 +437,7 @@ func (p *Partition) Close() error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.dirty {
+	if !p.dirty || p.unapplied {
 		return nil
 	}
 	return p.snapshotLocked()
