@@ -7,8 +7,12 @@
 // admin and replication users have passwords, so wrong-credential tests
 // are real too.
 //
-// A test binary calls Main from TestMain; Shared starts the server on
-// first use and Main stops it at the end. The server runs under a small
+// A test binary calls Main from TestMain; Shared starts the default
+// server on first use and Main stops it at the end. The default server has
+// MariaDB's built-in defaults, as one started without a config file:
+// character_set_server latin1, time_zone SYSTEM. SharedWith starts one
+// more server per distinct Options (e.g. utf8mb4 defaults, a non-UTC
+// time_zone, extra mariadbd options), also once per test binary. The server runs under a small
 // shell watchdog that kills it when the test process's stdin pipe closes,
 // so a crashed or killed test binary never leaves a mariadbd behind.
 //

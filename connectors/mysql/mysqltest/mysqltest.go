@@ -43,10 +43,41 @@ type Server struct {
 	dbSeq  atomic.Int64
 }
 
+// Options selects a server's configuration. Each distinct Options value
+// names one server per test binary, started on first use (SharedWith)
+// and stopped by Main/Stop; the zero value is the default server of
+// Shared.
+type Options struct {
+	// CharacterSet is the server's default character set
+	// (--character-set-server, with its default collation unless
+	// Collation is set). "" keeps MariaDB's built-in default, latin1 —
+	// what a server started without a config file has.
+	CharacterSet string
+	Collation    string
+	// TimeZone is the server's global time_zone: "" keeps SYSTEM; an
+	// offset such as "-07:00"; or a zone name such as "America/New_York"
+	// (its zone tables are loaded from /usr/share/zoneinfo).
+	TimeZone string
+	// Args are extra mariadbd options, after (so overriding) the
+	// defaults, e.g. "--binlog-format=STATEMENT".
+	Args []string
+	// Name tells apart servers whose other options are equal.
+	Name string
+}
+
+func (o Options) key() string {
+	return fmt.Sprintf("%q %q %q %q %q", o.CharacterSet, o.Collation, o.TimeZone, o.Args, o.Name)
+}
+
+type entry struct {
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
 var (
-	mu        sync.Mutex
-	shared    *Server
-	sharedErr error
+	mu      sync.Mutex
+	servers = map[string]*entry{}
 )
 
 // Main runs the package's tests and stops the shared server afterwards:
@@ -57,13 +88,16 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Stop stops the shared server (Main does it).
+// Stop stops every server the test binary started (Main does it).
 func Stop() {
 	mu.Lock()
 	defer mu.Unlock()
-	if shared != nil {
-		shared.stop()
-		shared = nil
+	for k, e := range servers {
+		e.once.Do(func() {}) // wait for a start in progress
+		if e.srv != nil {
+			e.srv.stop()
+		}
+		delete(servers, k)
 	}
 }
 
@@ -89,9 +123,18 @@ func Available() error {
 	return err
 }
 
-// Shared returns the test process's server, starting it on first use. It
-// skips tb when MariaDB is not installed (fails when CI=true).
+// Shared returns the test process's default server (MariaDB's built-in
+// defaults: latin1 server character set, SYSTEM time zone), starting it
+// on first use. It skips tb when MariaDB is not installed (fails when
+// CI=true).
 func Shared(tb testing.TB) *Server {
+	tb.Helper()
+	return SharedWith(tb, Options{})
+}
+
+// SharedWith returns the test process's server configured by o,
+// starting it on first use; like Shared otherwise.
+func SharedWith(tb testing.TB, o Options) *Server {
 	tb.Helper()
 	if err := Available(); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -100,14 +143,17 @@ func Shared(tb testing.TB) *Server {
 		tb.Skipf("mysqltest: %v", err)
 	}
 	mu.Lock()
-	defer mu.Unlock()
-	if shared == nil && sharedErr == nil {
-		shared, sharedErr = start()
+	e := servers[o.key()]
+	if e == nil {
+		e = &entry{}
+		servers[o.key()] = e
 	}
-	if sharedErr != nil {
-		tb.Fatalf("mysqltest: %v", sharedErr)
+	mu.Unlock()
+	e.once.Do(func() { e.srv, e.err = start(o) })
+	if e.err != nil {
+		tb.Fatalf("mysqltest: %v", e.err)
 	}
-	return shared
+	return e.srv
 }
 
 func freePort() (int, error) {
@@ -127,7 +173,7 @@ GRANT SELECT, RELOAD, PROCESS, REPLICATION SLAVE, REPLICATION CLIENT, BINLOG MON
 FLUSH PRIVILEGES;
 `
 
-func start() (*Server, error) {
+func start(o Options) (*Server, error) {
 	mysqld, err := binary("mariadbd")
 	if err != nil {
 		return nil, err
@@ -180,6 +226,16 @@ func start() (*Server, error) {
 		"--max-connections=200",
 		"--max-allowed-packet=64M",
 	)
+	if o.CharacterSet != "" {
+		sargs = append(sargs, "--character-set-server="+o.CharacterSet)
+	}
+	if o.Collation != "" {
+		sargs = append(sargs, "--collation-server="+o.Collation)
+	}
+	if o.TimeZone != "" && !strings.Contains(o.TimeZone, "/") {
+		sargs = append(sargs, "--default-time-zone="+o.TimeZone)
+	}
+	sargs = append(sargs, o.Args...)
 	// The watchdog: sh starts mariadbd, and a background reader of sh's
 	// stdin (a pipe from this process) kills it when the pipe closes —
 	// at Stop, or when this process dies for any reason.
@@ -201,7 +257,12 @@ func start() (*Server, error) {
 		c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
 		if err == nil {
 			s.Version = c.GetServerVersion()
+			err = s.setZone(c, o.TimeZone)
 			c.Close()
+			if err != nil {
+				s.stop()
+				return nil, err
+			}
 			return s, nil
 		}
 		select {
@@ -218,6 +279,31 @@ func start() (*Server, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// setZone loads a named time zone's tables and makes it the global
+// time_zone (offsets are set on the command line).
+func (s *Server) setZone(c *client.Conn, zone string) error {
+	if !strings.Contains(zone, "/") {
+		return nil
+	}
+	tzsql, err := binary("mariadb-tzinfo-to-sql")
+	if err != nil {
+		return err
+	}
+	mariadb, err := binary("mariadb")
+	if err != nil {
+		return err
+	}
+	load := exec.Command("/bin/sh", "-c", `"$0" "$1" "$2" | "$3" --no-defaults -h127.0.0.1 -P"$4" -u"$5" -p"$6" mysql`,
+		tzsql, filepath.Join("/usr/share/zoneinfo", zone), zone, mariadb, strconv.Itoa(s.Port), AdminUser, AdminPassword)
+	if out, err := load.CombinedOutput(); err != nil {
+		return fmt.Errorf("loading time zone %s: %v: %s", zone, err, out)
+	}
+	if _, err := c.Execute("SET GLOBAL time_zone = '" + zone + "'"); err != nil {
+		return fmt.Errorf("setting time_zone %s: %w", zone, err)
+	}
+	return nil
 }
 
 func tail(b []byte, n int) string {

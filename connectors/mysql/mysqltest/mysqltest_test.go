@@ -32,3 +32,33 @@ func TestServer(t *testing.T) {
 		t.Fatalf("count = %s", n)
 	}
 }
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	def := Shared(t).Query(t, "", "SELECT @@character_set_server, @@time_zone")[0]
+	if def[0] != "latin1" || def[1] != "SYSTEM" {
+		t.Errorf("default server: character_set_server, time_zone = %q, want latin1 (no config file), SYSTEM", def)
+	}
+	for _, o := range []Options{
+		{CharacterSet: "utf8mb4", TimeZone: "America/New_York"},
+		{TimeZone: "-07:00", Args: []string{"--binlog-format=MIXED"}},
+	} {
+		s := SharedWith(t, o)
+		if SharedWith(t, o) != s {
+			t.Errorf("%+v: a second SharedWith started another server", o)
+		}
+		got := s.Query(t, "", "SELECT @@character_set_server, @@time_zone, @@binlog_format")[0]
+		want := []string{"latin1", o.TimeZone, "ROW"}
+		if o.CharacterSet != "" {
+			want[0] = o.CharacterSet
+		}
+		if len(o.Args) > 0 {
+			want[2] = "MIXED"
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%+v: variable %d = %q, want %q", o, i, got[i], want[i])
+			}
+		}
+	}
+}
