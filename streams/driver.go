@@ -280,9 +280,7 @@ func (d *TestDriver) Crash() error {
 			continue
 		}
 		from := d.committed[id]
-		for _, r := range parts[t.partition][from:] {
-			d.queue = append(d.queue, r)
-		}
+		d.queue = append(d.queue, parts[t.partition][from:]...)
 	}
 	// Redeliver in offset order per partition; the queue then also
 	// carries what the replay writes to repartition topics.

@@ -256,7 +256,7 @@ func TestProcessCommitsSurviveKillAndResetOffsets(t *testing.T) {
 
 	// kill -9, restart over the same data directory.
 	b.kill()
-	b = startBrokerProc(t, dataDir, addr)
+	startBrokerProc(t, dataDir, addr)
 	if got := committed(t, adm, group, topic); !sameOffsets(got, 50, 60, 70) {
 		t.Fatalf("committed %v after kill -9 and restart, want 50 60 70", got)
 	}

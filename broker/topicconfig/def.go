@@ -261,6 +261,7 @@ func throttledReplicas(v string) error {
 	for _, item := range items {
 		p, b, ok := strings.Cut(item, ":")
 		if !ok {
+			//lint:ignore ST1005 Kafka's own message for throttled-replica lists (ThrottledReplicaListValidator)
 			return fmt.Errorf("must be the literal '*' or a list of replicas in the form [partitionId]:[brokerId],[partitionId]:[brokerId],...")
 		}
 		if _, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32); err != nil {

@@ -33,10 +33,9 @@ func TestStateScripts(t *testing.T) {
 }
 
 type scriptEnv struct {
-	s      *State
-	next   int64
-	nowMs  int64
-	output strings.Builder
+	s     *State
+	next  int64
+	nowMs int64
 }
 
 func runScript(t *testing.T, file string) {

@@ -211,7 +211,7 @@ func parseTopicPartitions(vals []string) (map[string][]int32, error) {
 	for _, v := range vals {
 		t, ps, hasParts := strings.Cut(v, ":")
 		if t == "" {
-			return nil, fmt.Errorf("--topic %q: want TOPIC or TOPIC:P,P,...", v)
+			return nil, fmt.Errorf("--topic %q: want TOPIC or TOPIC:P[,P]", v)
 		}
 		if !hasParts {
 			if _, ok := out[t]; !ok {

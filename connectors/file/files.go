@@ -71,7 +71,7 @@ func (s *Source) rescan() {
 			seen[t] = true
 			continue
 		}
-		if t := s.open(r, id, first && s.fresh && s.o.StartAtEnd); t != nil {
+		if t := s.open(r, first && s.fresh && s.o.StartAtEnd); t != nil {
 			seen[t] = true
 		}
 	}
@@ -88,7 +88,7 @@ func (s *Source) rescan() {
 }
 
 // open identifies and opens a newly found file.
-func (s *Source) open(r scanResult, id devIno, startAtEnd bool) *tracked {
+func (s *Source) open(r scanResult, startAtEnd bool) *tracked {
 	f, err := os.Open(r.path)
 	if err != nil {
 		s.pathError(r.path, err)
@@ -100,7 +100,7 @@ func (s *Source) open(r scanResult, id devIno, startAtEnd bool) *tracked {
 		s.pathError(r.path, err)
 		return nil
 	}
-	id = fileID(info)
+	id := fileID(info)
 	size := info.Size()
 	n := int(min(size, int64(s.o.FingerprintBytes)))
 	head := make([]byte, n)

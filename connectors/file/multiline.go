@@ -82,6 +82,3 @@ func (m *multiline) flush(emit emitFunc) {
 func (m *multiline) due(now time.Time) bool {
 	return m.lines > 0 && now.Sub(m.last) >= m.flushTimeout
 }
-
-// pendingStart is the file offset of the pending event (ok false: none).
-func (m *multiline) pendingStart() (int64, bool) { return m.start, m.lines > 0 }

@@ -61,14 +61,13 @@ func TestTailRotationsAndSmallFiles(t *testing.T) {
 	// Copytruncate: copy, truncate, keep writing.
 	appendLines(t, e.path("a.log"), "a", 2000, 2100)
 	waitEvents(t, e, 2200)
-	data, _ := os.ReadFile(e.path("a.log"))
 	appendLines(t, e.path("a.log"), "a", 2100, 2150) // written after our last read, before the copy
-	data, _ = os.ReadFile(e.path("a.log"))
+	data, _ := os.ReadFile(e.path("a.log"))
 	os.WriteFile(e.path("a.log.2.tmp"), data, 0o644)
 	os.Rename(e.path("a.log.2.tmp"), e.path("a.log.2"))
 	os.Truncate(e.path("a.log"), 0)
 	appendLines(t, e.path("a.log"), "a", 2150, 2300)
-	evs = e.waitMessages("logs", 2400)
+	e.waitMessages("logs", 2400)
 	stop()
 	evs = e.events("logs")
 	checkLines(t, evs, "a", 0, 2300)

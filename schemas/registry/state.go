@@ -124,15 +124,13 @@ func (st *state) setMode(subj *string, mode string) {
 }
 
 func (st *state) putVersion(v SchemaValue) error {
-	e, ok := st.ids[v.ID]
-	if !ok {
+	if _, ok := st.ids[v.ID]; !ok {
 		parsed, err := schemas.Parse(v.Schema)
 		if err != nil {
 			return fmt.Errorf("_schemas schema id %d (%s/%d): %w", v.ID, v.Subject, v.Version, err)
 		}
 		body := map[string]any{"schema": v.Schema}
-		e = &schemaEntry{id: v.ID, text: v.Schema, schema: parsed, response: mustJSON(body)}
-		st.ids[v.ID] = e
+		st.ids[v.ID] = &schemaEntry{id: v.ID, text: v.Schema, schema: parsed, response: mustJSON(body)}
 		if _, taken := st.byIdentity[parsed.Identity()]; !taken {
 			st.byIdentity[parsed.Identity()] = v.ID
 		}
