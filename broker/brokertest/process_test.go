@@ -47,14 +47,40 @@ type procNode struct {
 	started int
 }
 
+// buildWeir builds the weir binary once per test binary (a link takes
+// most of a minute on a loaded 2-core machine); TestMain removes it.
 func buildWeir(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "weir")
-	out, err := exec.Command("go", "build", "-o", bin, "weir/cmd/weir").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build weir: %v\n%s", err, out)
+	weirBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "brokertest-weir-")
+		if err != nil {
+			weirBuild.err = err
+			return
+		}
+		weirBuild.dir = dir
+		weirBuild.bin = filepath.Join(dir, "weir")
+		if out, err := exec.Command("go", "build", "-o", weirBuild.bin, "weir/cmd/weir").CombinedOutput(); err != nil {
+			weirBuild.err = fmt.Errorf("go build weir: %v\n%s", err, out)
+		}
+	})
+	if weirBuild.err != nil {
+		t.Fatal(weirBuild.err)
 	}
-	return bin
+	return weirBuild.bin
+}
+
+var weirBuild struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if weirBuild.dir != "" {
+		os.RemoveAll(weirBuild.dir)
+	}
+	os.Exit(code)
 }
 
 // freePort returns a loopback address with a port free right now.

@@ -445,7 +445,7 @@ func (l *Log) logRecovery(rep *recoveryReport, took time.Duration) {
 		zap.Int64("bytes_validated", rep.bytes), zap.Duration("took", took),
 	}
 	if rep.cutBytes == 0 {
-		l.logger.Info("recovered partition log after an unclean shutdown: no torn or corrupt data", fields...)
+		l.logger.Info("recovered partition log after an unclean shutdown: every batch valid", fields...)
 		return
 	}
 	fields = append(fields, zap.Int64("bytes_cut", rep.cutBytes), zap.Strings("segments_cut", rep.cutSegments),
