@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,13 @@ type ManagerOptions struct {
 	// CleanerInterval is how often compacted logs are checked for new
 	// segments to clean (default 15 s, log.cleaner.backoff.ms).
 	CleanerInterval time.Duration
+	// RecoveryThreads is how many partitions LoadExisting opens (and
+	// recovers) at once: Kafka's num.recovery.threads.per.data.dir
+	// (default: GOMAXPROCS).
+	RecoveryThreads int
+	// OnOffline, if set, is called when a partition's log goes offline
+	// after a storage failure (see Log.Offline), with its error.
+	OnOffline func(tp TopicPartition, err error)
 }
 
 // Manager owns every partition log under one data directory, the shared
@@ -61,9 +69,11 @@ type Manager struct {
 	files  *FileCache
 	logger *zap.Logger
 
-	mu     sync.Mutex
-	logs   map[TopicPartition]*Log
-	closed bool
+	mu      sync.Mutex
+	logs    map[TopicPartition]*Log
+	loaded  map[TopicPartition]*Log // opened by LoadExisting, not yet claimed by Open
+	loading chan struct{}           // closed when a running LoadExisting ends
+	closed  bool
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -90,12 +100,15 @@ func NewManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, err
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.RecoveryThreads <= 0 {
+		opts.RecoveryThreads = runtime.GOMAXPROCS(0)
+	}
 	if err := fsys.MkdirAll(dataDir); err != nil {
 		return nil, fmt.Errorf("log manager: create data dir %s: %w", dataDir, err)
 	}
 	m := &Manager{
 		fs: fsys, dir: dataDir, opts: opts, files: NewFileCache(opts.MaxOpenFiles),
-		logger: opts.Logger, logs: map[TopicPartition]*Log{}, stop: make(chan struct{}),
+		logger: opts.Logger, logs: map[TopicPartition]*Log{}, loaded: map[TopicPartition]*Log{}, stop: make(chan struct{}),
 	}
 	m.loop(opts.RetentionCheckInterval, func(l *Log) error {
 		_, err := l.EnforceRetention()
@@ -158,6 +171,11 @@ func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) 
 	}
 	tp := TopicPartition{topic, partition}
 	m.mu.Lock()
+	if ch := m.loading; ch != nil {
+		m.mu.Unlock()
+		<-ch // LoadExisting may be opening this very directory
+		m.mu.Lock()
+	}
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil, fmt.Errorf("log manager: %w", ErrClosed)
@@ -166,12 +184,95 @@ func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) 
 		l.SetConfig(cfg)
 		return l, nil
 	}
-	l, err := Open(m.fs, path.Join(m.dir, tp.Dir()), cfg, Options{Logger: m.logger, Now: m.opts.Now, Files: m.files})
+	if l, ok := m.loaded[tp]; ok {
+		delete(m.loaded, tp)
+		l.SetConfig(cfg)
+		m.logs[tp] = l
+		return l, nil
+	}
+	l, err := Open(m.fs, path.Join(m.dir, tp.Dir()), cfg, m.logOptions(tp))
 	if err != nil {
 		return nil, err
 	}
 	m.logs[tp] = l
 	return l, nil
+}
+
+func (m *Manager) logOptions(tp TopicPartition) Options {
+	o := Options{Logger: m.logger, Now: m.opts.Now, Files: m.files}
+	if m.opts.OnOffline != nil {
+		o.OnOffline = func(_ *Log, err error) { m.opts.OnOffline(tp, err) }
+	}
+	return o
+}
+
+// LoadExisting opens every partition log found under the data directory,
+// RecoveryThreads at a time, so that the recovery after an unclean
+// shutdown runs in parallel over partitions (Kafka's
+// num.recovery.threads.per.data.dir) instead of one partition at a time as
+// the broker claims them. cfg gives a partition's config (nil: defaults;
+// only index.interval.bytes matters to recovery, and Open sets the real
+// config). The logs wait, untouched by retention and compaction, until
+// Open claims them; Close closes those never claimed. A partition that
+// fails to open is left for Open to retry; the errors are returned joined.
+func (m *Manager) LoadExisting(cfg func(TopicPartition) Config) error {
+	m.mu.Lock()
+	if m.loading != nil || len(m.logs) > 0 || len(m.loaded) > 0 {
+		m.mu.Unlock()
+		return errors.New("log manager: LoadExisting runs once, before any Open")
+	}
+	done := make(chan struct{})
+	m.loading = done
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.loading = nil
+		m.mu.Unlock()
+		close(done)
+	}()
+	tps, err := m.Existing()
+	if err != nil {
+		return err
+	}
+	work := make(chan TopicPartition)
+	var (
+		wg   sync.WaitGroup
+		emu  sync.Mutex
+		errs []error
+	)
+	for i := 0; i < min(m.opts.RecoveryThreads, len(tps)); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for tp := range work {
+				c := DefaultConfig()
+				if cfg != nil {
+					c = cfg(tp)
+				}
+				l, err := Open(m.fs, path.Join(m.dir, tp.Dir()), c, m.logOptions(tp))
+				m.mu.Lock()
+				if err == nil && !m.closed {
+					m.loaded[tp] = l
+					l = nil
+				}
+				m.mu.Unlock()
+				if l != nil {
+					l.Close() // the manager was closed meanwhile
+				}
+				if err != nil {
+					emu.Lock()
+					errs = append(errs, err)
+					emu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, tp := range tps {
+		work <- tp
+	}
+	close(work)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // Get returns an open partition log.
@@ -236,6 +337,12 @@ func (m *Manager) Close() error {
 	m.mu.Unlock()
 	m.wg.Wait()
 	var errs []error
+	m.mu.Lock()
+	for tp, l := range m.loaded {
+		delete(m.loaded, tp)
+		m.logs[tp] = l
+	}
+	m.mu.Unlock()
 	for _, l := range m.snapshot() {
 		if err := l.Close(); err != nil {
 			errs = append(errs, err)

@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"weir/broker/log/vfs"
 )
 
@@ -217,5 +221,59 @@ func TestIdlePartitionsCost(t *testing.T) {
 	}
 	if fdsRead >= 2000 || fdsOpen >= 2000 {
 		t.Errorf("open fds over 2000")
+	}
+}
+
+// TestLoadExistingRecoversInParallel: after a crash, LoadExisting opens
+// (recovers) every partition on disk, one log line each, and Open then
+// returns those logs with their data.
+func TestLoadExistingRecoversInParallel(t *testing.T) {
+	mem := vfs.NewMem()
+	m, err := NewManager(mem, "/data", ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := smallCfg()
+	leos := map[int32]int64{}
+	for p := int32(0); p < 8; p++ {
+		l, err := m.Open("events", p, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 10+int(p); i++ {
+			mustAppend(t, l, valueBatch(t, 2, 30, 1))
+		}
+		if err := l.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		leos[p] = l.EndOffset()
+	}
+	disk := mem.Crash(vfs.CrashOptions{})
+	m.Close()
+
+	core, logs := observer.New(zapcore.InfoLevel)
+	m2, err := NewManager(disk, "/data", ManagerOptions{RecoveryThreads: 3, Logger: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	if err := m2.LoadExisting(nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := logs.FilterMessageSnippet("recovered partition log").Len(); n != 8 {
+		t.Fatalf("%d recovery lines, want one per partition (8)", n)
+	}
+	if err := m2.LoadExisting(nil); err == nil {
+		t.Fatal("a second LoadExisting was accepted")
+	}
+	for p := int32(0); p < 8; p++ {
+		l, err := m2.Open("events", p, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkLog(t, l, leos[p])
+	}
+	if n := logs.FilterMessageSnippet("recovered partition log").Len(); n != 8 {
+		t.Fatalf("Open recovered again: %d recovery lines", n)
 	}
 }

@@ -369,7 +369,7 @@ func (l *Log) recover(rp int64) (*recoveryReport, error) {
 		if i < len(l.segs)-1 {
 			b.finish()
 			s.maxTs = b.maxTs
-			if err := l.writeIndexFiles(s, b.idx, b.tidx); err != nil {
+			if err := l.rewriteIndexFiles(s, b.idx, b.tidx); err != nil {
 				return rep, err
 			}
 		} else {
@@ -509,6 +509,18 @@ func (l *Log) writeIndexFiles(s *segment, idx, tidx []byte) error {
 		return fmt.Errorf("write time index of segment %d: %w", s.base, err)
 	}
 	return nil
+}
+
+// rewriteIndexFiles writes a sealed segment's rebuilt indexes unless the
+// files on disk already hold exactly them (the usual case after a crash:
+// replacing files by rename costs a writeback on ext4).
+func (l *Log) rewriteIndexFiles(s *segment, idx, tidx []byte) error {
+	old, err1 := vfs.ReadFile(l.fs, s.path(indexSuffix))
+	oldT, err2 := vfs.ReadFile(l.fs, s.path(timeIndexSuffix))
+	if err1 == nil && err2 == nil && bytes.Equal(old, idx) && bytes.Equal(oldT, tidx) {
+		return nil
+	}
+	return l.writeIndexFiles(s, idx, tidx)
 }
 
 // removeSegmentFiles deletes a segment's files and forgets its cached file.

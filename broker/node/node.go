@@ -170,6 +170,11 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	}); err != nil {
 		return n, err
 	}
+	// Recover every partition on disk now, several at a time, rather than
+	// one by one as the Kafka layer claims them.
+	if err := n.logs.LoadExisting(nil); err != nil {
+		lg.Warn("some partition logs could not be opened at startup; opening them is retried when they are claimed", zap.Error(err))
+	}
 	if a := strings.TrimSpace(cfg.AdminAddr); a != "" && !strings.EqualFold(a, "off") {
 		n.adm, err = admin.New(admin.Config{Addr: a, Registry: n.metrics, Logger: lg.Named("admin"), Ready: n.readiness})
 		if err != nil {
