@@ -40,6 +40,30 @@
 // files and indexes are opened lazily through a bounded, refcounted
 // FileCache; an idle partition holds no file descriptors.
 //
+// Storage failures (see Append, Flush, Offline). A write that fails
+// (ENOSPC, EIO, EROFS) is cut back to the segment's size before the append,
+// whatever the write reported, so the log is exactly as it was; ErrDiskFull
+// wraps ENOSPC and writes resume as soon as space is back. If the cut fails
+// too, or an fsync fails (the unsynced bytes may or may not reach the disk,
+// and Linux does not retry them), the log goes offline: every operation
+// then fails with an error wrapping ErrOffline (the Kafka layer answers
+// KAFKA_STORAGE_ERROR), Log.Offline says why, Options.OnOffline /
+// ManagerOptions.OnOffline are called once, and Close leaves no
+// clean-shutdown marker, so the next Open recovers the partition.
+//
+// Recovery after an unclean shutdown (no .clean-shutdown marker) validates
+// every batch (header, CRC32C, increasing offsets) of the segments from the
+// one holding the checkpoint's recovery point on, truncates at the first bad
+// batch (deleting later segments) and rebuilds their indexes; sealed
+// segments below the recovery point get their tail checked from the last
+// index entry, and a torn tail there is cut (later segments kept). A read
+// error (EIO) fails the open; it is never taken for a torn batch. Each
+// partition logs one line saying what was validated and cut. The producer
+// state (broker/txn) is then rebuilt from its snapshot and the log.
+// Manager.LoadExisting recovers all partitions on disk in parallel
+// (RecoveryThreads, Kafka's num.recovery.threads.per.data.dir). Verify
+// checks a partition directory's files without changing them.
+//
 // Lock order: Log.maintMu -> Log.appendMu -> Log.flushMu -> Log.mu ->
 // FileCache.mu -> handle.idxMu.
 package log
