@@ -21,7 +21,7 @@ const (
 	Duration                   // time.Duration; from "250ms"/"5s" or integer milliseconds
 	Size                       // int64 bytes; from an integer or "64KiB", "10MiB", "1GB"
 	StringList                 // []string; from a list of strings (or one string)
-	StringMap                  // map[string]string; from an object of strings
+	StringMap                  // map[string]string; from an object of strings (whole numbers and bools as text)
 )
 
 func (t Type) String() string {
@@ -63,6 +63,8 @@ type Field struct {
 // of truth for decoding, validation and generated docs.
 type Spec struct {
 	Fields []Field
+	// Blocks are nested, labelled blocks of settings (blocks.go).
+	Blocks []Block
 	// Validate, if set, checks cross-field rules after typed decoding.
 	// Its errors should name the settings involved.
 	Validate func(Config) error
@@ -87,7 +89,7 @@ func (s Spec) check() error {
 			}
 		}
 	}
-	return nil
+	return s.checkBlocks(seen)
 }
 
 // Field returns the declared field called name.
@@ -107,17 +109,15 @@ func (s Spec) Field(name string) (Field, bool) {
 func (s Spec) Decode(raw map[string]any) (Config, error) {
 	var unknown []string
 	for k := range raw {
-		if _, ok := s.Field(k); !ok {
+		_, field := s.Field(k)
+		_, block := s.Block(k)
+		if !field && !block {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		var known []string
-		for _, f := range s.Fields {
-			known = append(known, f.Name)
-		}
-		return nil, fmt.Errorf("%w: unknown setting %s (known: %s)", ErrConfig, strings.Join(unknown, ", "), strings.Join(known, ", "))
+		return nil, fmt.Errorf("%w: unknown setting %s (known: %s)", ErrConfig, strings.Join(unknown, ", "), strings.Join(s.knownNames(), ", "))
 	}
 	cfg := Config{}
 	for _, f := range s.Fields {
@@ -137,10 +137,16 @@ func (s Spec) Decode(raw map[string]any) (Config, error) {
 		}
 		cfg[f.Name] = nv
 	}
+	if err := s.decodeBlocks(raw, cfg); err != nil {
+		return nil, err
+	}
 	if s.Validate != nil {
 		if err := s.Validate(cfg); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
+	}
+	if err := s.validateBlocks(cfg); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }
@@ -229,6 +235,17 @@ func normalize(f Field, v any) (any, error) {
 			out := make(map[string]string, len(m))
 			for k, e := range m {
 				s, ok := e.(string)
+				if !ok {
+					// Numbers and bools are written naturally ({ n = 12 }).
+					switch e.(type) {
+					case bool:
+						s, ok = strconv.FormatBool(e.(bool)), true
+					case int, int32, int64, float64:
+						if i, err := toInt(e); err == nil {
+							s, ok = strconv.FormatInt(i, 10), true
+						}
+					}
+				}
 				if !ok {
 					return nil, fmt.Errorf("key %q: want a string, got %T", k, e)
 				}

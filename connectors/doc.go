@@ -1,6 +1,7 @@
 // Package connectors is weir's Connect-style runtime: Source and Sink
 // interfaces (connector.go, with their contracts), a Registry of connector
-// kinds each with a declared config Spec (spec.go, config.go), the tasks
+// kinds each with a declared config Spec (spec.go, config.go; nested labelled
+// blocks of settings in blocks.go), the tasks
 // that run them against a broker over the Kafka protocol (franz-go), source
 // positions stored in a compacted offsets topic, sink progress as
 // consumer-group offsets committed after Sink.Flush, retries with

@@ -141,6 +141,51 @@ func validTopicName(n string) error {
 func (l *loader) decodeTopic(b *hcl.Block) (*Topic, hcl.Diagnostics) {
 	c, diags := b.Body.Content(topicSchema)
 	t := &Topic{Label: b.Labels[0], Name: l.topicNames[b.Labels[0]], Partitions: 1, ReplicationFactor: 1, Range: b.DefRange}
+	diags = append(diags, l.topicSettings(t, c)...)
+	if a, ok := c.Attributes["schema"]; ok {
+		s, d := l.stringAttr(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			sc, err := schemas.Parse(s)
+			if err != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid Avro schema",
+					Detail: fmt.Sprintf("Topic %q: %v.", t.Name, err), Subject: a.Expr.Range().Ptr()})
+			} else if sc.Root.Kind != schemas.Record {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid Avro schema",
+					Detail: fmt.Sprintf("Topic %q: the value schema must be a record, not %s.", t.Name, sc.Root.Kind), Subject: a.Expr.Range().Ptr()})
+			} else {
+				t.SchemaText, t.Schema = s, sc
+			}
+			if !l.cfg.Broker.Embedded() && l.cfg.Broker.SchemaRegistry == "" {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No schema registry",
+					Detail:  fmt.Sprintf("Topic %q declares an Avro schema, but the broker block names external brokers without schema_registry.", t.Name),
+					Subject: a.NameRange.Ptr()})
+			}
+		}
+	}
+	t.setHash()
+	return t, diags
+}
+
+// setHash identifies the topic's effective settings.
+func (t *Topic) setHash() {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s|%d|%d|%s|", t.Name, t.Partitions, t.ReplicationFactor, t.SchemaText)
+	ks := make([]string, 0, len(t.Configs))
+	for k := range t.Configs {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		fmt.Fprintf(h, "%s=%s;", k, t.Configs[k])
+	}
+	t.Hash = hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// topicSettings reads partitions, replication_factor and config (of a
+// topic block, or of the topic block nested in a source's table block).
+func (l *loader) topicSettings(t *Topic, c *hcl.BodyContent) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	if a, ok := c.Attributes["partitions"]; ok {
 		n, d := l.intAttr(a, 1, 100000)
 		diags = append(diags, d...)
@@ -167,39 +212,7 @@ func (l *loader) decodeTopic(b *hcl.Block) (*Topic, hcl.Diagnostics) {
 			t.Configs = m
 		}
 	}
-	if a, ok := c.Attributes["schema"]; ok {
-		s, d := l.stringAttr(a)
-		diags = append(diags, d...)
-		if !d.HasErrors() {
-			sc, err := schemas.Parse(s)
-			if err != nil {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid Avro schema",
-					Detail: fmt.Sprintf("Topic %q: %v.", t.Name, err), Subject: a.Expr.Range().Ptr()})
-			} else if sc.Root.Kind != schemas.Record {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid Avro schema",
-					Detail: fmt.Sprintf("Topic %q: the value schema must be a record, not %s.", t.Name, sc.Root.Kind), Subject: a.Expr.Range().Ptr()})
-			} else {
-				t.SchemaText, t.Schema = s, sc
-			}
-			if !l.cfg.Broker.Embedded() && l.cfg.Broker.SchemaRegistry == "" {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No schema registry",
-					Detail:  fmt.Sprintf("Topic %q declares an Avro schema, but the broker block names external brokers without schema_registry.", t.Name),
-					Subject: a.NameRange.Ptr()})
-			}
-		}
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s|%d|%d|%s|", t.Name, t.Partitions, t.ReplicationFactor, t.SchemaText)
-	ks := make([]string, 0, len(t.Configs))
-	for k := range t.Configs {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
-		fmt.Fprintf(h, "%s=%s;", k, t.Configs[k])
-	}
-	t.Hash = hex.EncodeToString(h.Sum(nil))[:16]
-	return t, diags
+	return diags
 }
 
 // --- typed attribute helpers

@@ -103,6 +103,7 @@ func connectorSchema(k *connectors.Kind, source bool) *hcl.BodySchema {
 			hcl.AttributeSchema{Name: metaGroup}, hcl.AttributeSchema{Name: metaBalancer},
 			hcl.AttributeSchema{Name: metaInstanceID})
 	}
+	s.Blocks = append(slices.Clip(s.Blocks), nestedBlockTypes(k)...)
 	for _, f := range k.Spec.Fields {
 		if source && f.Name == metaTopic {
 			continue
@@ -130,20 +131,10 @@ func (l *loader) decodeSettings(b *hcl.Block, k *connectors.Kind, c *hcl.BodyCon
 		if !isField || slices.Contains(meta, a.Name) {
 			continue // a meta-argument
 		}
-		v, d := l.value(a.Expr)
+		gv, d := l.fieldValue(fmt.Sprintf("%s %q", b.Labels[0], b.Labels[1]), f, a)
 		diags = append(diags, d...)
 		if d.HasErrors() {
 			ok = false
-			continue
-		}
-		gv := ctyToGo(v)
-		one := f
-		one.Required = false
-		if _, err := (connectors.Spec{Fields: []connectors.Field{one}}).Decode(map[string]any{f.Name: gv}); err != nil {
-			ok = false
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid connector setting",
-				Detail:  fmt.Sprintf("%s %q: %s.", b.Labels[0], b.Labels[1], strings.TrimPrefix(err.Error(), connectors.ErrConfig.Error()+": ")),
-				Subject: a.Expr.Range().Ptr()})
 			continue
 		}
 		raw[f.Name] = gv
@@ -166,6 +157,24 @@ func (l *loader) decodeSettings(b *hcl.Block, k *connectors.Kind, c *hcl.BodyCon
 		return raw, nil, diags
 	}
 	return raw, cfg, diags
+}
+
+// fieldValue evaluates one connector setting and checks it against its
+// field; what names the block in messages.
+func (l *loader) fieldValue(what string, f connectors.Field, a *hcl.Attribute) (any, hcl.Diagnostics) {
+	v, diags := l.value(a.Expr)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	gv := ctyToGo(v)
+	one := f
+	one.Required = false
+	if _, err := (connectors.Spec{Fields: []connectors.Field{one}}).Decode(map[string]any{f.Name: gv}); err != nil {
+		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid connector setting",
+			Detail:  fmt.Sprintf("%s: %s.", what, strings.TrimPrefix(err.Error(), connectors.ErrConfig.Error()+": ")),
+			Subject: a.Expr.Range().Ptr()})
+	}
+	return gv, diags
 }
 
 func runSetting(name string) bool {
@@ -234,6 +243,7 @@ func bodyRange(b *hcl.Block) hcl.Range {
 func (l *loader) decodeSource(b *hcl.Block) (*Source, hcl.Diagnostics) {
 	k, diags := l.lookupKind(b, true)
 	if diags.HasErrors() {
+		l.poisoned["source."+b.Labels[1]] = true
 		// Still check the steps and references of the body.
 		c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Blocks: stepBlocks})
 		if c != nil {
@@ -257,10 +267,21 @@ func (l *loader) decodeSource(b *hcl.Block) (*Source, hcl.Diagnostics) {
 			}
 		}
 	}
-	raw, cfg, d := l.decodeSettings(b, k, c, extra, metaTopic, metaTransforms)
+	nested, steps := splitNested(k, c)
+	nraw, nb, d := l.decodeNested(b, k, nested)
 	diags = append(diags, d...)
+	for n, v := range nraw {
+		extra[n] = v
+	}
+	raw, cfg, d := l.decodeSettings(b, k, c, extra, metaTopic, metaTransforms)
+	diags = append(diags, l.blockDiags(b, k, raw, d, nb)...)
 	s.Raw, s.Config = raw, cfg
-	chain, routes, d := l.decodeChain(c, s.ID())
+	if cfg != nil {
+		diags = append(diags, l.blockTopics(s, nb)...)
+	} else {
+		l.poisoned[s.ID()] = true
+	}
+	chain, routes, d := l.decodeChain(steps, s.ID())
 	diags = append(diags, d...)
 	s.Steps = chain
 	for _, a := range c.Attributes {
@@ -290,7 +311,11 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 		}
 		s.InstanceID = id
 	}
-	raw, cfg, d := l.decodeSettings(b, k, c, nil, metaFrom, metaGroup, metaBalancer, metaInstanceID)
+	nested, _ := splitNested(k, c)
+	extra, nb, d := l.decodeNested(b, k, nested)
+	diags = append(diags, d...)
+	raw, cfg, d := l.decodeSettings(b, k, c, extra, metaFrom, metaGroup, metaBalancer, metaInstanceID)
+	d = l.blockDiags(b, k, raw, d, nb)
 	diags = append(diags, d...)
 	s.Raw, s.Config = raw, cfg
 	var th []string

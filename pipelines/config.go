@@ -91,6 +91,9 @@ type Source struct {
 	Config connectors.Config
 	Topic  string
 	Steps  *Chain
+	// BlockTopics are the topics the source writes for its nested
+	// blocks (a mysql source's tables), in order (srcblocks.go).
+	BlockTopics []BlockTopic
 	// Group-less; positions live in the connector offsets topic.
 }
 

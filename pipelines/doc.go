@@ -64,10 +64,23 @@
 // streams). Changing a stream's grouping or aggregation under the same
 // group mixes old state with new: give it a new group.
 //
+// # Source blocks and their nested blocks
+//
+// A connector kind may declare nested, labelled blocks
+// (connectors.Block), such as the table blocks of a mysql source. When
+// such a block names a topic the source writes (Block.Topic), sinks and
+// streams refer to it as source.<name>.<type>["<label>"].topic (all of
+// them: source.<name>.topics; the source's own topic: source.<name>.topic),
+// the graph gets the edge source → topic, and a topic block nested in it
+// (partitions, replication_factor, config) declares that topic. A
+// reference to a label the source has no block for is an error at the
+// reference (srcblocks.go).
+//
 // # Files
 //
 //	load.go, blocks.go, vars.go  parsing, topics, broker, variables, locals
 //	components.go                sources, streams, sinks, transform steps
+//	srcblocks.go                 nested connector blocks, source.<name> references
 //	aggregate.go                 a stream's group_by, window, count, aggregate
 //	expr.go, funcs.go, value.go  compiled expressions over the native values
 //	steps.go                     transform steps

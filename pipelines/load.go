@@ -164,6 +164,8 @@ type loader struct {
 	varsJSON   string
 	poisoned   map[string]bool // "var.x", "local.y" that failed
 	edges      []Edge
+	sources    map[string]*sourceRef // what source.<name> refers to (srcblocks.go); nil until sources are decoded
+	sourceVals map[string]cty.Value
 }
 
 func (l *loader) load(contents []*hcl.BodyContent) hcl.Diagnostics {
@@ -237,6 +239,7 @@ func (l *loader) load(contents []*hcl.BodyContent) hcl.Diagnostics {
 			l.cfg.Sources = append(l.cfg.Sources, s)
 		}
 	}
+	l.setSources()
 	for _, b := range byType["stream"] {
 		s, d := l.decodeStream(b)
 		diags = append(diags, d...)
@@ -301,6 +304,9 @@ func (l *loader) buildContext(topics map[string]string) {
 		}
 		vars["transform"] = obj(trs)
 	}
+	if l.sourceVals != nil {
+		vars["source"] = obj(l.sourceVals)
+	}
 	l.ctx = &hcl.EvalContext{Variables: vars, Functions: ctyFunctions(l.dir)}
 }
 
@@ -313,7 +319,7 @@ func cwd() string {
 }
 
 // roots are the names an expression may start with, by where it is.
-var configRoots = []string{"var", "local", "path", "topic", "transform"}
+var configRoots = []string{"var", "local", "path", "topic", "transform", "source"}
 
 // checkRefs reports references to undeclared things in expr; record is
 // allowed in transform steps only. It returns no diagnostics when every
@@ -385,6 +391,8 @@ func (l *loader) checkRefsIn(expr hcl.Expression, scope []string) hcl.Diagnostic
 			check("transform", names)
 		case "path":
 			check("path value", []string{"root", "cwd"})
+		case "source":
+			diags = append(diags, l.checkSourceRef(tr)...)
 		case recordVar:
 			if !allowRecord {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid reference to record",
@@ -407,6 +415,7 @@ func (l *loader) checkRefsIn(expr hcl.Expression, scope []string) hcl.Diagnostic
 				Detail: detail, Subject: rng.Ptr()})
 		}
 	}
+	diags = append(diags, l.checkSourceIndexes(expr)...)
 	diags = append(diags, l.checkFuncs(expr)...)
 	return diags
 }

@@ -8,6 +8,8 @@
 // # Files
 //
 //	spec.go      kind, config spec, typed Config, include/exclude filters
+//	columns.go   table blocks: captured tables, column include/exclude,
+//	             mask, hash and truncation rules
 //	source.go    Source: the snapshot → streaming state machine, restarts
 //	snapshot.go  consistent snapshot, chunked by primary key, resumable
 //	stream.go    binlog streaming: transactions, positions, DDL, heartbeats
@@ -93,6 +95,29 @@
 // "skip". format = "canal_json" writes canal FlatMessage JSON instead
 // (one row per message, values as strings, key = JSON object of the
 // primary key).
+//
+// # Table blocks and column rules
+//
+// A table block (HCL: table "customers" { name = "inventory.customers" })
+// names a captured table: a source with table blocks captures those
+// tables plus include_tables matches (exclude_tables and the database
+// filters still apply; a block for a table they leave out is a config
+// error). Pipelines refer to its topic by the label
+// (source.<name>.table["customers"].topic). Its column rules follow
+// Debezium's column.* settings and apply to the snapshot and the binlog
+// alike: include_columns / exclude_columns (globs, case-insensitive)
+// leave columns out of the records and the Avro schemas;
+// mask_columns = { c = N } makes the value N '*' (NULL too, as Debezium),
+// hash_columns makes it the hex SHA-256 of hash_salt followed by the
+// value's text (bytes for binary columns; NULL stays NULL; Debezium's
+// strategy V2, without Debezium's cut to the column length), both Avro
+// strings; truncate_columns = { c = N } cuts text to N characters. Key
+// columns are never changed: excluding, masking, hashing or truncating a
+// primary-key column (or any column of a table keyed by all its columns)
+// fails with ErrColumnRule, as does truncating a non-text column. A rule
+// naming a column the table lacks fails at the snapshot (the live table)
+// and is logged while streaming (older binlog events may predate an ADD
+// COLUMN). Excluding an unsupported column (spatial) avoids its error.
 //
 // DDL statements of captured databases go to schema_change_topic as JSON
 // {source, db, table, ddl, ts_ms}; heartbeat records (JSON {ts_ms, file,

@@ -159,8 +159,8 @@ func rowMap(t *tableState, row []any, scratch *map[string]any) any {
 	}
 	m := *scratch
 	for i := range t.Columns {
-		if !t.Columns[i].Skip {
-			m[t.Columns[i].Field] = row[i]
+		if c := &t.Columns[i]; !c.Skip {
+			m[c.Field] = c.out(row[i])
 		}
 	}
 	return m
@@ -249,7 +249,7 @@ func (canalEncoder) value(_ context.Context, ch *change) ([]byte, error) {
 		}
 		fm.MysqlType[c.Name] = c.Type
 		fm.SQLType[c.Name] = jdbcType(c)
-		data[c.Name] = canalString(c, row[i])
+		data[c.Name] = canalString(c, c.out(row[i]))
 	}
 	fm.Data = []map[string]any{data}
 	if ch.op == 'u' {
@@ -259,7 +259,7 @@ func (canalEncoder) value(_ context.Context, ch *change) ([]byte, error) {
 			if c.Skip {
 				continue
 			}
-			o, n := canalString(c, ch.before[i]), canalString(c, ch.after[i])
+			o, n := canalString(c, c.out(ch.before[i])), canalString(c, c.out(ch.after[i]))
 			if o != n {
 				old[c.Name] = o
 			}

@@ -168,6 +168,9 @@ func (sn *snapshotter) openTable(ctx context.Context) (skip bool, err error) {
 		return true, nil
 	}
 	sk, err := t.resolve(sn.s.cfg)
+	if err == nil {
+		err = t.checkRulesExist(t.missingRules)
+	}
 	if err != nil || sk {
 		if sk {
 			sn.s.log.Warn("table without primary key skipped (no_primary_key = skip)", zap.String("table", t.fullName()))

@@ -41,6 +41,7 @@ var Kind = &connectors.Kind{
 			{Name: "tombstones", Type: connectors.Bool, Default: true, Doc: "emit a tombstone (null value) after each delete, for compacted topics"},
 			{Name: "connect_timeout", Type: connectors.Duration, Default: "10s", Doc: "timeout of connecting to the server"},
 		},
+		Blocks: []connectors.Block{tableBlock}, // columns.go
 		Validate: func(c connectors.Config) error {
 			if c.String("format") == "avro" && c.String("schema_registry_url") == "" {
 				return fmt.Errorf("setting %q is required when format is avro", "schema_registry_url")
@@ -105,6 +106,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	Tombstones        bool
 	ConnectTimeout    time.Duration
+	// Tables are the table blocks by "db.table" (columns.go): captured
+	// tables and their column rules.
+	Tables map[string]*TableRules
 }
 
 func configFrom(name string, c connectors.Config) (Config, error) {
@@ -120,6 +124,7 @@ func configFrom(name string, c connectors.Config) (Config, error) {
 		TopicTemplate: c.String("topic_template"), SchemaChangeTopic: c.String("schema_change_topic"),
 		HeartbeatTopic: c.String("heartbeat_topic"), HeartbeatInterval: c.Duration("heartbeat_interval"),
 		Tombstones: c.Bool("tombstones"), ConnectTimeout: c.Duration("connect_timeout"),
+		Tables: tablesFrom(c),
 	}
 	return cfg.withDefaults(), nil
 }
@@ -212,8 +217,9 @@ func (c Config) captureTable(db, table string) bool {
 		return false
 	}
 	full := db + "." + table
-	if len(c.IncludeTables) > 0 && !matchAny(c.IncludeTables, full) {
-		return false
+	_, block := c.Tables[full]
+	if (len(c.IncludeTables) > 0 || len(c.Tables) > 0) && !block && !matchAny(c.IncludeTables, full) {
+		return false // table blocks and include_tables name the captured tables
 	}
 	return !matchAny(c.ExcludeTables, full)
 }

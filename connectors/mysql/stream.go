@@ -411,6 +411,9 @@ func (st *streamer) table(tm *replication.TableMapEvent) (*tableState, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(t.missingRules) > 0 {
+		st.s.log.Warn("table block names columns these binlog rows do not have", zap.String("table", t.fullName()), zap.Strings("columns", t.missingRules))
+	}
 	var ts *tableState
 	if skip {
 		st.s.log.Warn("table without primary key skipped (no_primary_key = skip)", zap.String("table", t.fullName()))

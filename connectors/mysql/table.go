@@ -48,13 +48,14 @@ type Column struct {
 	Kind      kind
 	Nullable  bool
 	Unsigned  bool
-	Bits      int      // width of integer columns (8, 16, 24, 32, 64)
-	Precision int      // decimal precision
-	Scale     int      // decimal scale; fractional digits of time types
-	FixedLen  int      // binary(n): values are right-padded with 0x00 to n bytes
-	Values    []string // enum and set members
-	Type      string   // MySQL type as text, for messages and canal's mysqlType
-	Skip      bool     // unsupported column left out (unsupported_columns = skip)
+	Bits      int         // width of integer columns (8, 16, 24, 32, 64)
+	Precision int         // decimal precision
+	Scale     int         // decimal scale; fractional digits of time types
+	FixedLen  int         // binary(n): values are right-padded with 0x00 to n bytes
+	Values    []string    // enum and set members
+	Type      string      // MySQL type as text, for messages and canal's mysqlType
+	Skip      bool        // left out: unsupported (unsupported_columns = skip) or excluded (columns.go)
+	rule      *columnRule // mask, hash or truncation of a table block (columns.go)
 }
 
 // Table is a table's schema at some binlog position.
@@ -63,6 +64,8 @@ type Table struct {
 	Columns  []Column
 	PK       []int // column indexes of the primary key; empty: none
 	KeyAll   bool  // no primary key: keyed by all columns
+
+	missingRules []string // columns the table block's rules name that the table lacks
 }
 
 // ErrUnsupportedColumn is wrapped when a captured table has a column of a
@@ -80,12 +83,16 @@ var ErrSchemaMismatch = errors.New("binlog rows do not match the table schema")
 
 func (t *Table) fullName() string { return t.DB + "." + t.Name }
 
-// resolve applies the no_primary_key and unsupported_columns policies.
-// skip is true when the table is not captured at all.
+// resolve applies the table block's column rules, then the
+// no_primary_key and unsupported_columns policies. skip is true when the
+// table is not captured at all.
 func (t *Table) resolve(cfg Config) (skip bool, err error) {
+	if t.missingRules, err = t.applyRules(cfg); err != nil {
+		return false, err
+	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
-		if c.Kind != kUnsupported {
+		if c.Kind != kUnsupported || c.Skip {
 			continue
 		}
 		if cfg.UnsupportedCols != "skip" {
@@ -484,6 +491,9 @@ func mapFingerprint(e *replication.TableMapEvent) []byte {
 
 // avroType is the Avro type of c (without nullability).
 func (c *Column) avroType() any {
+	if c.rule != nil && c.rule.stringOut() {
+		return "string"
+	}
 	switch c.Kind {
 	case kInt, kYear:
 		return "int"
@@ -502,6 +512,9 @@ func (c *Column) avroType() any {
 }
 
 func (c *Column) avroDefault() any {
+	if c.rule != nil && c.rule.stringOut() {
+		return ""
+	}
 	switch c.Kind {
 	case kInt, kYear, kLong, kBit, kFloat, kDouble:
 		return 0

@@ -63,24 +63,6 @@ broker {
   registry_addr = var.registry_addr
 }
 
-# Row changes of inventory.customers (topic_template below).
-topic "customers" {
-  name       = "shop.${var.database}.customers"
-  partitions = 3
-  config = {
-    "cleanup.policy" = "compact" # the newest change per primary key is kept for good
-  }
-}
-
-# Row changes of inventory.order_lines (composite primary key).
-topic "order_lines" {
-  name       = "shop.${var.database}.order_lines"
-  partitions = 3
-  config = {
-    "cleanup.policy" = "compact"
-  }
-}
-
 # DDL statements (JSON), and the source's default topic.
 topic "schema_changes" {
   name = "shop.schema-changes"
@@ -94,13 +76,41 @@ source "mysql" "shop" {
   password            = var.mysql_password
   server_name         = "shop"
   include_databases   = [var.database]
-  include_tables      = ["${var.database}.customers", "${var.database}.order_lines"]
   topic_template      = "{server}.{db}.{table}"
   schema_change_topic = topic.schema_changes
+
+  # One table block per captured table: the source writes its row changes
+  # to the topic "shop.<database>.<table>" (topic_template), which sinks
+  # and streams refer to by the block's label: source.shop.table["customers"].topic.
+  table "customers" {
+    name = "${var.database}.customers"
+    # Column rules, as Debezium's column.* settings, for example:
+    #   exclude_columns = ["internal_notes"]
+    #   mask_columns    = { card_number = 8 }
+    #   hash_columns    = ["email"]
+    #   hash_salt       = var.email_salt
+    topic {
+      partitions = 3
+      config = {
+        "cleanup.policy" = "compact" # the newest change per primary key is kept for good
+      }
+    }
+  }
+
+  # Composite primary key (order_id, line).
+  table "order_lines" {
+    name = "${var.database}.order_lines"
+    topic {
+      partitions = 3
+      config = {
+        "cleanup.policy" = "compact"
+      }
+    }
+  }
 }
 
 sink "elasticsearch" "search" {
-  from  = [topic.customers]
+  from  = [source.shop.table["customers"].topic]
   group = var.sink_group
   urls  = [var.elasticsearch_url]
   index = "${var.index_prefix}-customers"
@@ -112,7 +122,7 @@ sink "elasticsearch" "search" {
 
 # Composite primary key (order_id, line): _id = "<order_id>|<line>".
 sink "elasticsearch" "search_order_lines" {
-  from           = [topic.order_lines]
+  from           = [source.shop.table["order_lines"].topic]
   group          = "${var.sink_group}-order-lines"
   urls           = [var.elasticsearch_url]
   index          = "${var.index_prefix}-order-lines"
