@@ -260,6 +260,21 @@ func TestValidateFmtGraph(t *testing.T) {
 	}
 	mustWeir(t, "", "fmt", "--check", "../../examples/quickstart")
 
+	// A mysql source's table blocks: the sinks read the table topics by
+	// reference, and the graph shows source → table topic → sink.
+	cdc := "../../examples/mysql-cdc-to-es"
+	if out := mustWeir(t, "", "validate", cdc); !strings.Contains(out, "valid: 3 topics, 1 sources, 0 streams, 2 sinks") {
+		t.Fatalf("validate %s: %q", cdc, out)
+	}
+	dot = mustWeir(t, "", "graph", cdc)
+	for _, want := range []string{`"source.shop" -> "topic.shop.inventory.customers"`, `"topic.shop.inventory.customers" -> "sink.search"`,
+		`"source.shop" -> "topic.shop.inventory.order_lines"`, `"topic.shop.inventory.order_lines" -> "sink.search_order_lines"`} {
+		if !strings.Contains(dot, want) {
+			t.Fatalf("graph of %s lacks %s:\n%s", cdc, want, dot)
+		}
+	}
+	mustWeir(t, "", "fmt", "--check", cdc)
+
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.hcl")
 	os.WriteFile(bad, []byte("topic \"a\" {\n  partitons = 2\n}\nsink \"stdout\" \"s\" {\n  from = topic.b\n}\n"), 0o644)
