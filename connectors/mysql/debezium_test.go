@@ -1,11 +1,7 @@
 package mysql
 
 import (
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +11,10 @@ import (
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors/mysql/debeziumtest"
 	"weir/connectors/mysql/mysqltest"
+	"weir/schemas"
+	"weir/schemas/registry"
+
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
 // TestDebeziumDifferential runs weir's source and Debezium 3.5 (embedded
@@ -32,24 +32,63 @@ import (
 // Values are compared in one canonical text per column kind (dzKind), each
 // tool's representation converted to it by dzWeir and dzDebezium; the
 // normalisations are documented there.
+//
+// It runs on two servers (subtests, in parallel): MariaDB's built-in
+// defaults (latin1 server character set, SYSTEM time zone) and utf8mb4
+// with time_zone America/New_York.
 func TestDebeziumDifferential(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a JVM")
+		t.Skip("starts a JVM per server")
 	}
+	for _, o := range []struct {
+		name string
+		opts mysqltest.Options
+	}{{"latin1-server", mysqltest.Options{}}, {"utf8mb4-server", mysqltest.Options{CharacterSet: "utf8mb4", TimeZone: "America/New_York"}}} {
+		t.Run(o.name, func(t *testing.T) {
+			t.Parallel()
+			dzRun(t, dzEnv(t, mysqltest.SharedWith(t, o.opts)))
+		})
+	}
+}
+
+// dzEnv is newEnv on server srv.
+func dzEnv(t testing.TB, srv *mysqltest.Server) *env {
+	t.Helper()
+	b := testbroker.Start(t)
+	reg := b.Registry(t)
+	cl, err := sr.NewClient(sr.URLs(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, db: srv, name: srv.NewDatabase(t), b: b, reg: reg, serde: schemas.NewSerde(registry.ClientSource(cl))}
+}
+
+func dzRun(t *testing.T, e *env) {
 	t0 := time.Now()
-	e := newEnv(t)
-	for _, tb := range dzTables {
-		e.exec(tb.create)
+	var dzTables []dzTable
+	for _, tb := range dzAllTables {
+		if tb.weirPending != "" {
+			t.Logf("%s left out for now: %s", tb.name, tb.weirPending)
+			continue
+		}
+		dzTables = append(dzTables, tb)
 	}
+	serverCharset := e.db.Query(t, "", "SELECT @@character_set_server")[0][0]
 	// The statements are sent as UTF-8: SET NAMES, or a server whose
-	// default character set is latin1 would store them double-encoded.
-	// Zero dates need a permissive sql_mode; TIMESTAMP literals are read
-	// in the session time zone, so they are written at +05:30 and read
-	// back as instants (UNIX_TIMESTAMP).
+	// default character set is latin1 would store them (and ENUM members)
+	// double-encoded. Zero dates need a permissive sql_mode; TIMESTAMP
+	// literals are read in the session time zone, so they are written at
+	// +05:30 and read back as instants (UNIX_TIMESTAMP).
 	setup := []string{"SET NAMES utf8mb4", "SET SESSION sql_mode = ''", "SET SESSION time_zone = '+05:30'"}
+	for _, tb := range dzTables {
+		e.exec(append(setup, tb.create)...)
+	}
 	for _, tb := range dzTables {
 		for i, row := range tb.rows {
 			e.exec(append(setup, tb.insert(i+1, row))...)
+		}
+		if tb.bulk != "" {
+			e.exec(append(setup, tb.bulkInsert(1, dzBulkRows))...)
 		}
 	}
 	cols := map[string][]dzColumn{}
@@ -63,13 +102,40 @@ func TestDebeziumDifferential(t *testing.T) {
 	}
 
 	cfg := e.config("dz")
-	e.run(cfg)
+	src := e.run(cfg)
+	// srcAlive fails the test when weir's source task has ended (a
+	// non-retriable error) instead of letting a wait time out.
+	srcAlive := func() {
+		select {
+		case err := <-src.done:
+			t.Fatalf("weir's source stopped: %v", err)
+		default:
+		}
+	}
+	// Tables Debezium cannot capture are left out of its configuration
+	// (and their DDL out of its schema history, which it would fail to
+	// parse); weir is still compared with the table there.
+	var noDbz []string
+	for _, tb := range dzTables {
+		if tb.noDebezium != "" {
+			noDbz = append(noDbz, e.name+"."+tb.name)
+			t.Logf("%s: Debezium not compared: %s", tb.name, tb.noDebezium)
+		}
+	}
 	dbz := debeziumtest.Start(t, debeziumtest.Config{Host: e.db.Host, Port: e.db.Port, User: mysqltest.CDCUser,
-		Password: mysqltest.CDCPassword, Databases: []string{e.name}, ServerID: 5402})
+		Password: mysqltest.CDCPassword, Databases: []string{e.name}, ServerID: 5402,
+		Extra: map[string]string{"table.exclude.list": strings.Join(noDbz, ","),
+			"schema.history.internal.store.only.captured.tables.ddl": "true"}})
 	tStarted := time.Since(t0)
 	dbz.WaitSnapshot(t, 180*time.Second)
 	for _, tb := range dzTables {
-		e.waitRecords(e.topic(tb.name), len(tb.rows), 60*time.Second)
+		testbroker.CheckFor(t, 60*time.Second, func() error {
+			srcAlive()
+			if n := len(e.b.ReadAll(e.topic(tb.name))); n < len(want[tb.name]) {
+				return fmt.Errorf("weir: %s has %d snapshot records, want %d", tb.name, n, len(want[tb.name]))
+			}
+			return nil
+		})
 	}
 	tSnap := time.Since(t0)
 
@@ -79,17 +145,22 @@ func TestDebeziumDifferential(t *testing.T) {
 	for _, tb := range dzTables {
 		n := len(tb.rows)
 		var steps []dzStep
+		if tb.bulk != "" {
+			steps = tb.bulkSteps()
+		}
 		for i, row := range tb.rows { // inserts of every row again
 			steps = append(steps, dzStep{tb.insert(100+i+1, row), []int{100 + i + 1}})
 		}
 		for i := range tb.rows { // row i+1 takes the values of row i+2, cyclically
 			steps = append(steps, dzStep{tb.update(i+1, tb.rows[(i+1)%n]), []int{i + 1}})
 		}
-		steps = append(steps,
-			dzStep{tb.update(101, tb.rows[n-1]), []int{101}},
-			dzStep{fmt.Sprintf("DELETE FROM %s WHERE id IN (2, 102)", tb.name), []int{2, 102}},
-			dzStep{fmt.Sprintf("UPDATE %s SET id = id WHERE id > 100", tb.name), nil}, // no-op: no event
-		)
+		if n > 0 {
+			steps = append(steps,
+				dzStep{tb.update(101, tb.rows[n-1]), []int{101}},
+				dzStep{fmt.Sprintf("DELETE FROM %s WHERE id IN (2, 102)", tb.name), []int{2, 102}},
+				dzStep{fmt.Sprintf("UPDATE %s SET id = id WHERE id > 100", tb.name), nil}, // no-op: no event
+			)
+		}
 		for _, st := range steps {
 			before := dzTruth(e, tb.name, cols[tb.name], st.ids)
 			e.exec(append(setup, st.sql)...)
@@ -137,7 +208,7 @@ func TestDebeziumDifferential(t *testing.T) {
 		}
 		got["debezium"] = g
 		for _, tb := range dzTables {
-			if n := count(g[tb.name]); n < total[tb.name] {
+			if n := count(g[tb.name]); n < total[tb.name] && tb.noDebezium == "" {
 				return fmt.Errorf("debezium: %s has %d events, want %d", tb.name, n, total[tb.name])
 			}
 		}
@@ -146,6 +217,7 @@ func TestDebeziumDifferential(t *testing.T) {
 	for _, tb := range dzTables {
 		g := map[string][]dzEvent{}
 		testbroker.CheckFor(t, 60*time.Second, func() error {
+			srcAlive()
 			g = map[string][]dzEvent{}
 			for _, r := range e.b.ReadAll(e.topic(tb.name)) {
 				d := e.decode(r)
@@ -167,6 +239,7 @@ func TestDebeziumDifferential(t *testing.T) {
 	// Compare.
 	dbzDiff := map[string]*dzDiff{} // "table.column" → Debezium's differences
 	excludedSeen := map[string]int{}
+	compared := map[string]int{} // values compared, per tool
 	for _, tb := range dzTables {
 		ids := make([]string, 0, len(want[tb.name]))
 		for id := range want[tb.name] {
@@ -176,6 +249,9 @@ func TestDebeziumDifferential(t *testing.T) {
 		for _, id := range ids {
 			w := want[tb.name][id]
 			for _, tool := range []string{"weir", "debezium"} {
+				if tool == "debezium" && tb.noDebezium != "" {
+					continue
+				}
 				g := got[tool][tb.name][id]
 				if len(g) != len(w) {
 					t.Errorf("%s: %s id %s: %d events (%s), want %d (%s)", tool, tb.name, id, len(g), ops(g), len(w), ops(w))
@@ -203,10 +279,11 @@ func TestDebeziumDifferential(t *testing.T) {
 							var v string
 							var err error
 							if tool == "weir" {
-								v, err = dzWeir(c, gr[c.name])
+								v, err = dzWeir(e, c, gr[c.name])
 							} else {
-								v, err = dzDebezium(c, g[i].types[c.name], gr[c.name])
+								v, err = dzDebezium(e, c, g[i].types[c.name], gr[c.name])
 							}
+							compared[tool]++
 							if err == nil && v == truth {
 								continue
 							}
@@ -222,16 +299,19 @@ func TestDebeziumDifferential(t *testing.T) {
 								dbzDiff[k].add(fmt.Sprintf("%s: table %q, debezium %q", where, truth, v))
 								continue
 							}
-							if why := dzExcluded(c, path, truth); why != "" {
+							if why := dzExcluded(c, path, truth, serverCharset); why != "" {
 								excludedSeen[fmt.Sprintf("%s.%s %s: %s", tb.name, c.name, path, why)]++
 								continue
 							}
-							dv, derr := dzDebezium(c, got["debezium"][tb.name][id][i].types[c.name], dzImage(got["debezium"][tb.name][id][i], img)[c.name])
-							agree := "Debezium differs from the table too"
-							if derr == nil && dv == truth {
-								agree = "Debezium equals the table"
+							agree := "Debezium does not capture the table"
+							if dg := got["debezium"][tb.name][id]; tb.noDebezium == "" && len(dg) == len(w) {
+								dv, derr := dzDebezium(e, c, dg[i].types[c.name], dzImage(dg[i], img)[c.name])
+								agree = fmt.Sprintf("Debezium differs from the table too: %q", dv)
+								if derr == nil && dv == truth {
+									agree = "Debezium equals the table"
+								}
 							}
-							t.Errorf("weir: %s: %q, table %q (%s: %q)", where, v, truth, agree, dv)
+							t.Errorf("weir: %s: %q, table %q (%s)", where, v, truth, agree)
 						}
 					}
 				}
@@ -243,6 +323,7 @@ func TestDebeziumDifferential(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	t.Logf("values compared with the table's: weir %d, Debezium %d", compared["weir"], compared["debezium"])
 	t.Logf("columns where Debezium 3.5 differs from the table (weir equals the table there unless reported above): %d", len(keys))
 	for _, k := range keys {
 		d := dbzDiff[k]
@@ -257,127 +338,6 @@ func TestDebeziumDifferential(t *testing.T) {
 		t.Logf("weir values not checked yet (dzExcluded), %d columns:\n  %s", len(ex), strings.Join(ex, "\n  "))
 	}
 	t.Logf("timing: weir and Debezium started %v, both snapshots %v, all changes delivered %v", tStarted, tSnap, tDone)
-}
-
-// dzTable is one table of the differential test: its CREATE statement,
-// its column names (after id) and rows of SQL literals.
-type dzTable struct {
-	name   string
-	create string
-	cols   []string
-	rows   [][]string
-}
-
-func (tb dzTable) insert(id int, row []string) string {
-	return fmt.Sprintf("INSERT INTO %s (id, %s) VALUES (%d, %s)", tb.name, strings.Join(tb.cols, ", "), id, strings.Join(row, ", "))
-}
-
-func (tb dzTable) update(id int, row []string) string {
-	set := make([]string, len(tb.cols))
-	for i, c := range tb.cols {
-		set[i] = c + " = " + row[i]
-	}
-	return fmt.Sprintf("UPDATE %s SET %s WHERE id = %d", tb.name, strings.Join(set, ", "), id)
-}
-
-func nulls(n int) []string {
-	r := make([]string, n)
-	for i := range r {
-		r[i] = "NULL"
-	}
-	return r
-}
-
-var dzTables = []dzTable{
-	{
-		name: "dz_time",
-		create: `CREATE TABLE dz_time (id INT PRIMARY KEY,
-			ts0 TIMESTAMP NULL, ts3 TIMESTAMP(3) NULL, ts6 TIMESTAMP(6) NULL,
-			dt0 DATETIME NULL, dt3 DATETIME(3) NULL, dt6 DATETIME(6) NULL, d DATE NULL,
-			t0 TIME NULL, t3 TIME(3) NULL, t6 TIME(6) NULL, y YEAR NULL)`,
-		cols: []string{"ts0", "ts3", "ts6", "dt0", "dt3", "dt6", "d", "t0", "t3", "t6", "y"},
-		rows: [][]string{
-			{"'2024-01-02 03:04:05'", "'2024-01-02 03:04:05.678'", "'2024-02-29 23:59:59.999999'",
-				"'2024-01-02 03:04:05'", "'2024-01-02 03:04:05.678'", "'2024-02-29 23:59:59.999999'", "'2024-02-29'",
-				"'838:59:59'", "'-12:34:56.789'", "'-838:59:59.000000'", "2024"},
-			// zero dates and YEAR 0000 (sql_mode '')
-			{"'0000-00-00 00:00:00'", "'0000-00-00 00:00:00.000'", "'0000-00-00 00:00:00'",
-				"'0000-00-00 00:00:00'", "'0000-00-00 00:00:00.000'", "'0000-00-00 00:00:00.000000'", "'0000-00-00'",
-				"'00:00:00'", "'00:00:00.000'", "'-00:00:00.000001'", "0"},
-			// range limits (the TIMESTAMP literals are at +05:30)
-			{"'1970-01-01 05:30:01'", "'2038-01-19 08:44:07.999'", "'2038-01-19 08:44:07.999999'",
-				"'1000-01-01 00:00:00'", "'9999-12-31 23:59:59.999'", "'9999-12-31 23:59:59.999999'", "'9999-12-31'",
-				"'-838:59:59'", "'838:59:59.999'", "'-838:59:59.999999'", "1901"},
-			{"'2000-03-01 00:00:00'", "'1999-12-31 18:30:00.001'", "'2020-06-15 12:00:00.000001'",
-				"'1000-01-01 00:00:00'", "'2020-06-15 12:00:00.001'", "'1970-01-01 00:00:00.000001'", "'1000-01-01'",
-				"'24:00:00'", "'100:00:00.5'", "'00:00:00.999999'", "2155"},
-			// dates with zero parts
-			{"NULL", "NULL", "NULL", "'2024-00-00 00:00:00'", "'2024-02-00 10:11:12.123'", "NULL", "'2024-00-15'",
-				"NULL", "NULL", "NULL", "NULL"},
-			nulls(11),
-		},
-	},
-	{
-		name: "dz_num",
-		create: `CREATE TABLE dz_num (id INT PRIMARY KEY,
-			ti TINYINT NULL, tiu TINYINT UNSIGNED NULL, si SMALLINT NULL, siu SMALLINT UNSIGNED NULL,
-			mi MEDIUMINT NULL, miu MEDIUMINT UNSIGNED NULL, i INT NULL, iu INT UNSIGNED NULL,
-			bi BIGINT NULL, bu BIGINT UNSIGNED NULL,
-			b1 BIT(1) NULL, b8 BIT(8) NULL, b17 BIT(17) NULL, b64 BIT(64) NULL,
-			dec65 DECIMAL(65,30) NULL, dec10 DECIMAL(10,2) NULL, dec0 DECIMAL(20,0) NULL,
-			f FLOAT NULL, d DOUBLE NULL)`,
-		cols: []string{"ti", "tiu", "si", "siu", "mi", "miu", "i", "iu", "bi", "bu", "b1", "b8", "b17", "b64",
-			"dec65", "dec10", "dec0", "f", "d"},
-		rows: [][]string{
-			{"-128", "0", "-32768", "0", "-8388608", "0", "-2147483648", "0", "-9223372036854775808", "0",
-				"b'0'", "b'0'", "b'0'", "b'0'",
-				"-99999999999999999999999999999999999.999999999999999999999999999999", "-99999999.99", "-99999999999999999999",
-				"-3.4028235e38", "-1.7976931348623157e308"},
-			{"127", "255", "32767", "65535", "8388607", "16777215", "2147483647", "4294967295", "9223372036854775807",
-				"18446744073709551615", "b'1'", "b'11111111'", "b'11111111111111111'", "b'1111111111111111111111111111111111111111111111111111111111111111'",
-				"99999999999999999999999999999999999.999999999999999999999999999999", "99999999.99", "99999999999999999999",
-				"3.4028235e38", "1.7976931348623157e308"},
-			{"-1", "1", "-1", "1", "-1", "1", "-1", "1", "-1", "1", "b'1'", "b'10000000'", "b'10000000000000001'",
-				"b'1000000000000000000000000000000000000000000000000000000000000001'",
-				"12345678901234567890123456789012345.123456789012345678901234567890", "0.01", "1",
-				"3.1415927", "2.718281828459045"},
-			{"0", "128", "0", "32768", "0", "8388608", "0", "2147483648", "0", "9223372036854775808", "b'0'", "b'1010101'",
-				"b'1'", "b'1'", "0.000000000000000000000000000001", "0.00", "0",
-				"0.1", "0.1"},
-			{"5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "b'1'", "b'1'", "b'1'", "b'1'",
-				"-0.000000000000000000000000000001", "-0.01", "-1",
-				"1.1754944e-38", "2.2250738585072014e-308"},
-			{"NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL",
-				"NULL", "NULL", "NULL", "16777217", "-1.5e-300"},
-			nulls(19),
-		},
-	},
-	{
-		name: "dz_text",
-		create: `CREATE TABLE dz_text (id INT PRIMARY KEY,
-			l1 VARCHAR(40) CHARACTER SET latin1 NULL, l1c CHAR(10) CHARACTER SET latin1 NULL,
-			l1t TEXT CHARACTER SET latin1 NULL,
-			u8 VARCHAR(40) CHARACTER SET utf8mb4 NULL, u8c CHAR(10) CHARACTER SET utf8mb4 NULL,
-			u8t TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL, u3 VARCHAR(40) CHARACTER SET utf8mb3 NULL,
-			asc_ VARCHAR(20) CHARACTER SET ascii NULL,
-			e ENUM('a','ü','李','😀') CHARACTER SET utf8mb4 NULL, s SET('x','é','雷') CHARACTER SET utf8mb4 NULL,
-			j JSON NULL, bn BINARY(6) NULL, vb VARBINARY(20) NULL, bl BLOB NULL) DEFAULT CHARSET utf8mb4`,
-		cols: []string{"l1", "l1c", "l1t", "u8", "u8c", "u8t", "u3", "asc_", "e", "s", "j", "bn", "vb", "bl"},
-		rows: [][]string{
-			// ASCII only
-			{"'plain'", "'abc'", "'text'", "'plain'", "'abc'", "'text'", "'abc'", "'ascii'", "'a'", "'x'",
-				`'{"k": 1, "a": [1, 2.5, "x"]}'`, "X'0102'", "X'00ff'", "X'deadbeef'"},
-			// non-ASCII: accented Latin (and cp1252's € in latin1), CJK, emoji
-			{"'Zoë café €'", "'Ünï'", "'naïve œ Š ÿ'", "'李雷 and 韩梅梅 😀'", "'日本語'", "'emoji 👩‍👩‍👧 ok'", "'ß…ü'", "'tab\\there'",
-				"'😀'", "'x,雷'", `'{"name": "李雷", "e": "😀", "a": [1, 2.5, "ü"]}'`, "X'00ff10'", "X''", "X'00'"},
-			{"'Ñandú'", "'ç'", "'Å'", "'Ζωή'", "'한국어'", "'🎉🎉'", "'кириллица'", "''",
-				"'ü'", "'é,雷'", `'"ü"'`, "X'ffffffffffff'", "X'c3'", "X'f09f98'"},
-			// trailing spaces (CHAR drops them, VARCHAR/TEXT keep them), quotes, backslash
-			{"'x  '", "'y  '", "' z '", "'a''b\\\\c  '", "' '", "'\\n'", "'é '", "'q'", "'李'", "''",
-				"'[]'", "X'20'", "X'2000'", "X''"},
-			nulls(14),
-		},
-	},
 }
 
 type dzStep struct {
@@ -444,6 +404,7 @@ const (
 	dzTimestamp               // the instant: Unix microseconds, or "zero" for 0000-00-00 00:00:00
 	dzText                    // the characters (Go string)
 	dzBytes                   // lower-case hex
+	dzGeometry                // "SRID=n;" when n is not 0, then the server's ST_AsText
 )
 
 type dzColumn struct {
@@ -482,10 +443,13 @@ func dzColumns(e *env, table string) []dzColumn {
 			c.kind = dzTime
 		case "timestamp":
 			c.kind = dzTimestamp
-		case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json":
+		case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json", "uuid", "inet6", "inet4":
 			c.kind = dzText
 		case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
 			c.kind = dzBytes
+		case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
+			"geometrycollection":
+			c.kind = dzGeometry
 		default:
 			e.t.Fatalf("dzColumns: %s.%s has type %s, which the test does not handle", table, r[0], r[1])
 		}
@@ -501,8 +465,9 @@ func dzColumns(e *env, table string) []dzColumn {
 // decodes the column's character set), binary data as HEX(col), BIT and
 // YEAR as col+0, FLOAT as CAST(col AS DOUBLE) (the stored float32 widened
 // exactly, not the 6 digits the text protocol prints), TIMESTAMP as
-// UNIX_TIMESTAMP(col) (the instant, whatever the session time zone), the
-// others as CAST(col AS CHAR).
+// UNIX_TIMESTAMP(col) (the instant, whatever the session time zone),
+// spatial values as their SRID and ST_AsText, the others as
+// CAST(col AS CHAR).
 func dzTruth(e *env, table string, cols []dzColumn, ids []int) map[string]map[string]any {
 	e.t.Helper()
 	exprs := []string{"id"}
@@ -519,6 +484,8 @@ func dzTruth(e *env, table string, cols []dzColumn, ids []int) map[string]map[st
 			q = "CAST(CAST(" + q + " AS DOUBLE) AS CHAR)"
 		case dzTimestamp:
 			q = "CAST(UNIX_TIMESTAMP(" + q + ") AS CHAR)"
+		case dzGeometry:
+			q = "CONCAT(IF(ST_SRID(" + q + ") <> 0, CONCAT('SRID=', ST_SRID(" + q + "), ';'), ''), ST_AsText(" + q + "))"
 		default:
 			q = "CAST(" + q + " AS CHAR)"
 		}
@@ -547,351 +514,19 @@ func dzTruth(e *env, table string, cols []dzColumn, ids []int) map[string]map[st
 	return out
 }
 
-// dzServer canonicalises a value read by dzTruth ("NULL" is SQL NULL:
-// no expression above yields that text for a non-NULL value).
-func dzServer(c dzColumn, s string) (string, error) {
-	if s == "NULL" {
-		return "NULL", nil
-	}
-	switch c.kind {
-	case dzInt, dzBit, dzYear:
-		return s, nil
-	case dzDecimal:
-		return canonDecimal(s)
-	case dzFloat:
-		f, err := strconv.ParseFloat(s, 64)
-		return strconv.FormatFloat(float64(float32(f)), 'g', -1, 32), err
-	case dzDouble:
-		f, err := strconv.ParseFloat(s, 64)
-		return strconv.FormatFloat(f, 'g', -1, 64), err
-	case dzDate:
-		return s, nil
-	case dzDatetime:
-		return canonDatetime(s)
-	case dzTime:
-		return canonTime(s)
-	case dzTimestamp:
-		// UNIX_TIMESTAMP: seconds with the column's fraction digits; 0
-		// for the zero timestamp (1970-01-01 00:00:00 UTC itself is not
-		// a valid TIMESTAMP).
-		r, ok := new(big.Rat).SetString(s)
-		if !ok {
-			return "", fmt.Errorf("UNIX_TIMESTAMP %q", s)
-		}
-		if r.Sign() == 0 {
-			return "zero", nil
-		}
-		us := new(big.Rat).Mul(r, big.NewRat(1e6, 1))
-		if !us.IsInt() {
-			return "", fmt.Errorf("UNIX_TIMESTAMP %q has sub-microsecond digits", s)
-		}
-		return "unix-us " + us.Num().String(), nil
-	case dzText:
-		b, err := hex.DecodeString(s)
-		return string(b), err
-	case dzBytes:
-		return strings.ToLower(s), nil
-	}
-	return "", fmt.Errorf("kind %d", c.kind)
-}
-
-func canonDecimal(s string) (string, error) {
-	r, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return "", fmt.Errorf("decimal %q", s)
-	}
-	return ratText(r), nil
-}
-
-func ratText(r *big.Rat) string {
-	t := r.FloatString(40)
-	t = strings.TrimRight(t, "0")
-	t = strings.TrimSuffix(t, ".")
-	if t == "-0" {
-		t = "0"
-	}
-	return t
-}
-
-// canonDatetime: "YYYY-MM-DD hh:mm:ss[.f...]" → 6 fraction digits. The
-// date part is kept as it is (zero dates and zero parts included).
-func canonDatetime(s string) (string, error) {
-	if len(s) < 19 || s[10] != ' ' {
-		return "", fmt.Errorf("datetime %q", s)
-	}
-	frac := ""
-	if len(s) > 19 {
-		if s[19] != '.' {
-			return "", fmt.Errorf("datetime %q", s)
-		}
-		frac = s[20:]
-	}
-	if len(frac) > 6 {
-		return "", fmt.Errorf("datetime %q has more than 6 fraction digits", s)
-	}
-	return s[:19] + "." + frac + strings.Repeat("0", 6-len(frac)), nil
-}
-
-// canonTime: "[-]h...h:mm:ss[.f...]" → signed microseconds.
-func canonTime(s string) (string, error) {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	frac := ""
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		s, frac = s[:i], s[i+1:]
-	}
-	p := strings.Split(s, ":")
-	if len(p) != 3 || len(frac) > 6 {
-		return "", fmt.Errorf("time %q", s)
-	}
-	h, err1 := strconv.ParseInt(p[0], 10, 64)
-	m, err2 := strconv.ParseInt(p[1], 10, 64)
-	sec, err3 := strconv.ParseInt(p[2], 10, 64)
-	f := int64(0)
-	var err4 error
-	if frac != "" {
-		f, err4 = strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64)
-	}
-	for _, err := range []error{err1, err2, err3, err4} {
-		if err != nil {
-			return "", fmt.Errorf("time %q: %v", s, err)
-		}
-	}
-	us := ((h*60+m)*60+sec)*1e6 + f
-	if neg {
-		us = -us
-	}
-	return strconv.FormatInt(us, 10), nil
-}
-
-// dzWeir canonicalises a value of weir's Avro envelope (decoded by
-// schemas.Serde: nullable fields as single-entry unions). weir's
-// representations (doc.go): integers as int/long, BIGINT UNSIGNED as
-// decimal(20,0), DECIMAL as decimal (a *big.Rat), FLOAT as float, DOUBLE
-// as double, BIT as a long holding the bits (BIT(64) with the top bit
-// set is negative: read as unsigned), YEAR as int, DATE as "YYYY-MM-DD",
-// DATETIME as wall-clock text with the column's fraction digits, TIME as
-// "[-]hh:mm:ss[.f]", TIMESTAMP as the UTC wall clock of the instant
-// ("YYYY-MM-DD hh:mm:ss[.f]", "0000-00-00 00:00:00" for the zero
-// timestamp), character data as string, binary data as bytes.
-func dzWeir(c dzColumn, v any) (string, error) {
-	v = native(v)
-	if v == nil {
-		return "NULL", nil
-	}
-	switch c.kind {
-	case dzInt, dzYear:
-		switch x := v.(type) {
-		case int32:
-			return strconv.FormatInt(int64(x), 10), nil
-		case int64:
-			return strconv.FormatInt(x, 10), nil
-		case *big.Rat:
-			if !x.IsInt() {
-				return "", fmt.Errorf("integer column as decimal %s", x)
-			}
-			return x.Num().String(), nil
-		}
-	case dzBit:
-		switch x := v.(type) {
-		case int64:
-			return strconv.FormatUint(uint64(x), 10), nil
-		case int32:
-			return strconv.FormatUint(uint64(uint32(x)), 10), nil
-		case bool:
-			if x {
-				return "1", nil
-			}
-			return "0", nil
-		}
-	case dzDecimal:
-		if x, ok := v.(*big.Rat); ok {
-			return ratText(x), nil
-		}
-	case dzFloat:
-		switch x := v.(type) {
-		case float32:
-			return strconv.FormatFloat(float64(x), 'g', -1, 32), nil
-		case float64:
-			return strconv.FormatFloat(float64(float32(x)), 'g', -1, 32), nil
-		}
-	case dzDouble:
-		if x, ok := v.(float64); ok {
-			return strconv.FormatFloat(x, 'g', -1, 64), nil
-		}
-	case dzDate:
-		if x, ok := v.(string); ok {
-			return x, nil
-		}
-	case dzDatetime:
-		if x, ok := v.(string); ok {
-			return canonDatetime(x)
-		}
-	case dzTime:
-		if x, ok := v.(string); ok {
-			return canonTime(x)
-		}
-	case dzTimestamp:
-		if x, ok := v.(string); ok {
-			if strings.HasPrefix(x, "0000-00-00") {
-				return "zero", nil
-			}
-			x = strings.TrimSuffix(strings.Replace(x, "T", " ", 1), "Z")
-			ts, err := time.Parse("2006-01-02 15:04:05.999999999", x)
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("unix-us %d", ts.UnixMicro()), nil
-		}
-	case dzText:
-		switch x := v.(type) {
-		case string:
-			return x, nil
-		case []byte:
-			return "", fmt.Errorf("character data as bytes %x", x)
-		}
-	case dzBytes:
-		if x, ok := v.([]byte); ok {
-			return hex.EncodeToString(x), nil
-		}
-	}
-	return "", fmt.Errorf("unexpected %T %v", v, v)
-}
-
-// dzDebezium canonicalises a value of Debezium's envelope as the launcher
-// writes it (debeziumtest.Event: json.Number, string, bool, nil), using
-// the Connect schema type and name the launcher reports (typ). With the
-// settings debeziumtest uses:
-//   - integers: JSON numbers; BIGINT UNSIGNED (precise mode) a Connect
-//     Decimal written as its plain decimal string;
-//   - DECIMAL: a string (decimal.handling.mode=string);
-//   - FLOAT/DOUBLE: FLOAT32/FLOAT64 numbers printed by Java's
-//     Float/Double.toString (which round-trip);
-//   - BIT(1): BOOLEAN; BIT(n>1): io.debezium.data.Bits, bytes (base64 in
-//     the launcher's JSON) holding the bits little-endian;
-//   - YEAR: io.debezium.time.Year, the year number;
-//   - DATE: io.debezium.time.Date, days since 1970-01-01;
-//   - DATETIME(0-3): io.debezium.time.Timestamp, milliseconds since
-//     1970-01-01 00:00:00 of the wall clock read as UTC; DATETIME(4-6):
-//     io.debezium.time.MicroTimestamp, microseconds likewise;
-//   - TIME: io.debezium.time.MicroTime, signed microseconds
-//     (adaptive_time_microseconds);
-//   - TIMESTAMP: io.debezium.time.ZonedTimestamp, ISO-8601 text in UTC;
-//   - character data, ENUM, SET, JSON: strings;
-//   - binary data: base64 strings (binary.handling.mode=base64).
-func dzDebezium(c dzColumn, typ string, v any) (string, error) {
-	if v == nil {
-		return "NULL", nil
-	}
-	num := func() (int64, error) {
-		n, ok := v.(json.Number)
-		if !ok {
-			return 0, fmt.Errorf("%s: not a number: %T %v", typ, v, v)
-		}
-		return n.Int64()
-	}
-	name := ""
-	if i := strings.IndexByte(typ, ' '); i >= 0 {
-		name = typ[i+1:]
-	}
-	switch c.kind {
-	case dzInt, dzYear:
-		switch x := v.(type) {
-		case json.Number:
-			return canonDecimal(x.String())
-		case string: // Connect Decimal (bigint unsigned, precise)
-			return canonDecimal(x)
-		}
-	case dzBit:
-		switch x := v.(type) {
-		case bool:
-			if x {
-				return "1", nil
-			}
-			return "0", nil
-		case string:
-			b, err := base64.StdEncoding.DecodeString(x)
-			if err != nil {
-				return "", err
-			}
-			var n uint64
-			for i := len(b) - 1; i >= 0; i-- { // little-endian
-				n = n<<8 | uint64(b[i])
-			}
-			return strconv.FormatUint(n, 10), nil
-		}
-	case dzDecimal:
-		if x, ok := v.(string); ok {
-			return canonDecimal(x)
-		}
-	case dzFloat:
-		if x, ok := v.(json.Number); ok {
-			f, err := strconv.ParseFloat(x.String(), 32)
-			return strconv.FormatFloat(f, 'g', -1, 32), err
-		}
-	case dzDouble:
-		if x, ok := v.(json.Number); ok {
-			f, err := strconv.ParseFloat(x.String(), 64)
-			return strconv.FormatFloat(f, 'g', -1, 64), err
-		}
-	case dzDate:
-		n, err := num()
-		if err != nil {
-			return "", err
-		}
-		return time.Unix(n*86400, 0).UTC().Format("2006-01-02"), nil
-	case dzDatetime:
-		n, err := num()
-		if err != nil {
-			return "", err
-		}
-		switch name {
-		case "io.debezium.time.Timestamp":
-			return time.UnixMilli(n).UTC().Format("2006-01-02 15:04:05.000000"), nil
-		case "io.debezium.time.MicroTimestamp":
-			return time.UnixMicro(n).UTC().Format("2006-01-02 15:04:05.000000"), nil
-		}
-		return "", fmt.Errorf("datetime as %s", typ)
-	case dzTime:
-		if name != "io.debezium.time.MicroTime" {
-			return "", fmt.Errorf("time as %s", typ)
-		}
-		n, err := num()
-		return strconv.FormatInt(n, 10), err
-	case dzTimestamp:
-		if x, ok := v.(string); ok {
-			ts, err := time.Parse(time.RFC3339Nano, x)
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("unix-us %d", ts.UnixMicro()), nil
-		}
-	case dzText:
-		if x, ok := v.(string); ok {
-			return x, nil
-		}
-	case dzBytes:
-		if x, ok := v.(string); ok {
-			b, err := base64.StdEncoding.DecodeString(x)
-			return hex.EncodeToString(b), err
-		}
-	}
-	return "", fmt.Errorf("unexpected %s %T %v", typ, v, v)
-}
-
 // dzExcluded names the weir checks not made yet, each with the reason:
 // issue 13's fidelity fixes in progress (another change). Only failing
 // cells are excluded, and the test logs every exclusion it applied, so
 // an exclusion that no longer applies shows by its absence from the log.
 // truth is the table's canonical value.
-func dzExcluded(c dzColumn, path, truth string) string {
+func dzExcluded(c dzColumn, path, truth, serverCharset string) string {
 	nonASCII := strings.IndexFunc(truth, func(r rune) bool { return r >= 0x80 }) >= 0
 	switch {
 	case c.kind == dzFloat && path == "snapshot":
 		return "FLOAT in the snapshot has the text protocol's 6 significant digits (issue 13, Build 5)"
 	case c.kind == dzText && c.charset == "latin1" && nonASCII:
 		return "latin1 column delivered as its raw latin1 bytes (issue 13, Build 1)"
-	case c.kind == dzText && path == "snapshot" && nonASCII:
+	case c.kind == dzText && path == "snapshot" && nonASCII && serverCharset == "latin1":
 		return "non-ASCII text in the snapshot of a latin1-default server reads as '?' (session character set not utf8mb4; issue 13, Build 1)"
 	}
 	return ""
