@@ -38,6 +38,7 @@ type options struct {
 	logLevel       zap.AtomicLevel
 	logLevelIsSet  bool
 	logTee         zapcore.Core
+	logDirs        map[int32]string
 	dataDirs       []string
 	controllerDirs []string
 }
@@ -73,6 +74,17 @@ func LogLevel(l zap.AtomicLevel) Option {
 // LogTee also sends every broker's log lines to core (tests count
 // them, e.g. with zaptest/observer), at every level core enables.
 func LogTee(core zapcore.Core) Option { return func(o *options) { o.logTee = core } }
+
+// LogDir puts broker id's partition logs in dir (node.Config.LogDir)
+// instead of its data directory, e.g. on a small file system.
+func LogDir(id int32, dir string) Option {
+	return func(o *options) {
+		if o.logDirs == nil {
+			o.logDirs = map[int32]string{}
+		}
+		o.logDirs[id] = dir
+	}
+}
 
 // Cluster is an in-process weir cluster: brokers on 127.0.0.1 with real
 // data directories, a Raft controller quorum over all of them, and a
@@ -382,7 +394,7 @@ func (b *Broker) start(ctrlLn, kafkaLn net.Listener) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n, err := node.Start(ctx, node.Config{
-		NodeID: b.ID, DataDir: b.dataDir, KafkaListener: kafkaLn, BrokerConfigs: o.brokerConfigs, Logger: lg,
+		NodeID: b.ID, DataDir: b.dataDir, LogDir: o.logDirs[b.ID], KafkaListener: kafkaLn, BrokerConfigs: o.brokerConfigs, Logger: lg,
 		Controller: &node.ControllerConfig{
 			Listener: ctrlLn, Voters: c.voters, HeartbeatInterval: o.heartbeat, SessionTimeout: o.session,
 			PreferredLeaderInterval: o.preferred, RaftTimeout: o.raftTimeout, Dial: c.net.dialer(b.ID),
@@ -463,6 +475,19 @@ func (b *Broker) Addr() string { return b.kafkaAddr }
 
 // DataDir returns the broker's data directory.
 func (b *Broker) DataDir() string { return b.dataDir }
+
+// Storage returns the state of the broker's log directory as the broker
+// sees it (broker/logdir; StorageOK when stopped).
+func (b *Broker) Storage() metadata.StorageState {
+	b.mu.Lock()
+	n := b.n
+	b.mu.Unlock()
+	if n == nil {
+		return metadata.StorageOK
+	}
+	st, _ := n.LogDir().State()
+	return st
+}
 
 // Log returns the broker's open log of a partition (nil when not hosted
 // or stopped).

@@ -33,7 +33,11 @@
 // registers new or moved brokers, unfences returning ones and fences a
 // broker whose heartbeats stop for SessionTimeout; fencing elects new
 // leaders from the rest of the ISR (leader epoch + 1) and removes the
-// broker from every ISR but a last one. Partition leaders shrink and
+// broker from every ISR but a last one. A broker's heartbeat also carries
+// the state of its log directory (broker/logdir): while it cannot write
+// (full, failed), its leaderships go to writable ISR members and it leaves
+// the ISRs (StorageMoves), and nothing is elected to it while another
+// replica can take the partition. Partition leaders shrink and
 // expand their ISR with AlterPartition, checked against the leader and
 // partition epochs so a deposed leader cannot change anything.
 //

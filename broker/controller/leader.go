@@ -249,9 +249,17 @@ func (l *leader) process(batch []*request, liveness, preferred bool) {
 			} else if cur, ok := img.Broker(id); ok && cur.Fenced && cur.Host == b.Host && cur.Port == b.Port {
 				rs = UnfenceBroker(img, id, unclean)
 			} else {
+				if cur, ok := img.Broker(id); ok && cur.Storage != b.Storage && !cur.Fenced {
+					n.log.Warn("broker reports a change of its log directory", zap.Int32("broker", id),
+						zap.String("from", storageName(cur.Storage)), zap.String("to", storageName(b.Storage)))
+				}
 				rs = RegisterBroker(img, b, unclean)
 			}
 			err := add(rs)
+			if cur, _ := img.Broker(id); err == nil && !cur.Fenced && !metadata.SameRegistration(cur, b) {
+				// Unfenced just now, with a storage state to record too.
+				err = add(RegisterBroker(img, b, unclean))
+			}
 			cur, _ := img.Broker(id)
 			results[i] = result{err: err, hb: HeartbeatReply{Fenced: cur.Fenced}}
 		}
@@ -311,4 +319,12 @@ func (l *leader) unclean(t *metadata.Topic) bool {
 	}
 	v, _, ok := res.Value("unclean.leader.election.enable")
 	return ok && v == "true"
+}
+
+// storageName is a storage state for logs ("ok" for writable).
+func storageName(s metadata.StorageState) string {
+	if s == metadata.StorageOK {
+		return "ok"
+	}
+	return string(s)
 }

@@ -114,6 +114,7 @@ type Node struct {
 	rpc   rpcClient
 
 	broker       atomic.Pointer[metadata.Broker] // set by RegisterBroker
+	storage      atomic.Pointer[metadata.StorageState]
 	shuttingDown atomic.Bool
 	fenced       atomic.Bool
 	hbKick       chan struct{}
@@ -450,6 +451,19 @@ func (n *Node) RegisterBroker(_ context.Context, b metadata.Broker) error {
 	return nil
 }
 
+// SetStorage reports the state of this broker's log directory with its
+// heartbeats, the next one sent at once. While it cannot write, the
+// controller moves its leaderships and ISR memberships to other replicas
+// (StorageMoves); once it can again, the broker rejoins the ISRs as it
+// catches up.
+func (n *Node) SetStorage(st metadata.StorageState) {
+	n.storage.Store(&st)
+	select {
+	case n.hbKick <- struct{}{}:
+	default:
+	}
+}
+
 // heartbeatLoop sends this broker's heartbeat to the leader.
 func (n *Node) heartbeatLoop() {
 	defer n.wg.Done()
@@ -475,6 +489,9 @@ func (n *Node) heartbeat() (HeartbeatReply, error) {
 		return HeartbeatReply{}, nil
 	}
 	args := HeartbeatArgs{Broker: *b, ShuttingDown: n.shuttingDown.Load()}
+	if st := n.storage.Load(); st != nil {
+		args.Broker.Storage = *st
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), max(n.cfg.SessionTimeout, time.Second))
 	defer cancel()
 	var reply HeartbeatReply

@@ -23,7 +23,17 @@ import (
 //   - a broker that registers or is unfenced leads the offline partitions
 //     whose ISR holds it;
 //   - the preferred replica (the first assigned) takes leadership back
-//     when it is live, in the ISR, and not leading.
+//     when it is writable, in the ISR, and not leading;
+//   - a broker whose log directory cannot write (metadata.StorageFull,
+//     StorageFailed, reported with its heartbeats) hands each partition it
+//     leads to the first writable member of the rest of the ISR and leaves
+//     every ISR it is not the last member of (StorageMoves), as Kafka's
+//     controller does for an offline log directory
+//     (ReplicationControlManager.handleDirectoriesOffline). With no one to
+//     take over, a full broker keeps leading (its records stay readable;
+//     produces get KAFKA_STORAGE_ERROR) while a failed one's partition goes
+//     offline, as in Kafka. Elections prefer writable replicas, then live
+//     ones with a full disk; a failed one is never elected.
 
 // Unclean reports whether a topic allows unclean leader election.
 type Unclean func(t *metadata.Topic) bool
@@ -39,10 +49,16 @@ func change(t *metadata.Topic, i int, leader, leaderEpoch int32, isr []int32) me
 }
 
 // electFrom returns the first replica in assignment order that is in
-// candidates and live in im, or -1.
+// candidates and writable in im; else the first that is live with a full
+// disk (it can serve what it has); else -1.
 func electFrom(im *metadata.Image, replicas, candidates []int32, skip int32) int32 {
 	for _, r := range replicas {
-		if r != skip && slices.Contains(candidates, r) && im.Live(r) {
+		if r != skip && slices.Contains(candidates, r) && im.Writable(r) {
+			return r
+		}
+	}
+	for _, r := range replicas {
+		if r != skip && slices.Contains(candidates, r) && im.Live(r) && !im.StorageFailed(r) {
 			return r
 		}
 	}
@@ -111,12 +127,60 @@ func RegisterBroker(im *metadata.Image, b metadata.Broker, unclean Unclean) []me
 		return nil
 	}
 	out := []metadata.Record{{Type: metadata.TypeRegisterBroker, RegisterBroker: &b}}
-	return append(out, electOffline(im, b.NodeID, unclean)...)
+	next, err := im.Apply(out[0])
+	if err != nil {
+		return out // the caller's Apply reports it
+	}
+	if b.Storage == metadata.StorageOK {
+		return append(out, electOffline(next, b.NodeID, unclean)...)
+	}
+	return append(out, StorageMoves(next, b.NodeID)...)
+}
+
+// StorageMoves returns the elections and ISR changes that take broker id,
+// whose log directory cannot write (its registration in im says why), off
+// the partitions it cannot serve: each partition it leads goes to the
+// first writable member of the rest of the ISR (leader epoch + 1) and it
+// leaves every ISR it is not the last member of. A partition no one else
+// can take stays with a full broker (reads work) and goes offline with a
+// failed one. Nothing when id can write.
+func StorageMoves(im *metadata.Image, id int32) []metadata.Record {
+	b, ok := im.Broker(id)
+	if !ok || b.Storage == metadata.StorageOK {
+		return nil
+	}
+	failed := b.Storage == metadata.StorageFailed
+	var out []metadata.Record
+	for _, t := range im.Topics() {
+		for i, p := range t.Partitions {
+			if !slices.Contains(p.Replicas, id) {
+				continue
+			}
+			isr := slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
+			if p.Leader != id {
+				if len(isr) > 0 && len(isr) < len(p.ISR) {
+					out = append(out, change(t, i, p.Leader, p.LeaderEpoch, isr))
+				}
+				continue
+			}
+			switch leader := electFrom(im, p.Replicas, isr, id); {
+			case leader >= 0:
+				out = append(out, change(t, i, leader, p.LeaderEpoch+1, isr))
+			case failed:
+				// Offline; the ISR keeps what it had (never empty).
+				out = append(out, change(t, i, -1, p.LeaderEpoch+1, p.ISR))
+			}
+		}
+	}
+	return out
 }
 
 // electOffline makes id the leader of the offline partitions it may lead
 // once it is live.
 func electOffline(im *metadata.Image, id int32, unclean Unclean) []metadata.Record {
+	if im.StorageFailed(id) {
+		return nil
+	}
 	var out []metadata.Record
 	for _, t := range im.Topics() {
 		for i, p := range t.Partitions {
@@ -145,7 +209,7 @@ func PreferredLeaders(im *metadata.Image, max int) []metadata.Record {
 				continue
 			}
 			pref := p.Replicas[0]
-			if p.Leader == pref || !slices.Contains(p.ISR, pref) || !im.Live(pref) {
+			if p.Leader == pref || !slices.Contains(p.ISR, pref) || !im.Writable(pref) {
 				continue
 			}
 			out = append(out, change(t, i, pref, p.LeaderEpoch+1, p.ISR))

@@ -21,7 +21,9 @@ import (
 // uncompressed RecordBatch v2 (the caller's slice may be modified) and
 // returns only once they are as durable as an acks=all produce. Replay
 // calls fn with the partition's record batches from its start to its end,
-// in order; fn must not keep the slice.
+// in order; fn must not keep the slice. An Append error wraps the
+// *kerr.Error of the failed append when there is one (group requests map
+// it, see writeError).
 type Storage interface {
 	Partitions() int32
 	CreateTopic(n int32) (int32, error)

@@ -317,7 +317,7 @@ func (m *Machine) replaceStatic(now time.Time, g *group, old *member, id string,
 		gen := g.generation
 		m.write(g.partition, []Record{groupRecord(g)}, func(now time.Time, err error) {
 			if err != nil {
-				j.reply(joinError(id, kerr.CoordinatorNotAvailable))
+				j.reply(joinError(id, writeError(err)))
 				return
 			}
 			if m.groups[g.id] != g || g.generation != gen || g.members[id] != old {
@@ -570,7 +570,7 @@ func (m *Machine) leaderSync(now time.Time, g *group, req *kmsg.SyncGroupRequest
 			return // a new rebalance already answered the waiters
 		}
 		if err != nil {
-			fail(now, kerr.CoordinatorNotAvailable)
+			fail(now, writeError(err))
 			return
 		}
 		g.transition(Stable, now)

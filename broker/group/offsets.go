@@ -1,6 +1,7 @@
 package group
 
 import (
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -124,8 +125,9 @@ func (m *Machine) Commit(now time.Time, req *kmsg.OffsetCommitRequest, exists fu
 			}
 		}
 		if err != nil {
+			code := writeError(err).Code
 			for _, s := range slots {
-				resp.Topics[s.i].Partitions[s.j].ErrorCode = kerr.CoordinatorNotAvailable.Code
+				resp.Topics[s.i].Partitions[s.j].ErrorCode = code
 			}
 		} else if m.groups[g.id] == g {
 			// (A group deleted since has tombstones after this commit.)
@@ -269,7 +271,7 @@ func (m *Machine) DeleteOffsets(now time.Time, req *kmsg.OffsetDeleteRequest, re
 	}
 	m.write(g.partition, recs, func(now time.Time, err error) {
 		if err != nil {
-			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			resp.ErrorCode = writeError(err).Code
 		}
 		reply(resp)
 	})
@@ -331,4 +333,17 @@ func (m *Machine) expireOffsets(now time.Time) {
 			m.write(g.partition, recs, func(time.Time, error) {})
 		}
 	}
+}
+
+// writeError is the error a group request gets when its write to
+// __consumer_offsets failed, as Kafka's GroupMetadataManager maps it:
+// the partition moved or its disk failed (NOT_LEADER_OR_FOLLOWER,
+// KAFKA_STORAGE_ERROR) is NOT_COORDINATOR, so the client looks the
+// coordinator up again; anything else (too few replicas, a timeout) is
+// COORDINATOR_NOT_AVAILABLE, retried where it is.
+func writeError(err error) *kerr.Error {
+	if errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.KafkaStorageError) {
+		return kerr.NotCoordinator
+	}
+	return kerr.CoordinatorNotAvailable
 }

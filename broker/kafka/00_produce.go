@@ -33,6 +33,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -226,8 +227,10 @@ func (s *Server) appendError(ts *topicState, p *partition, err error) *produceEr
 	case errors.Is(err, replica.ErrNotLeader):
 		return perr(kerr.NotLeaderForPartition, "%v", err)
 	}
-	s.log.Error("append failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
-	return perr(kerr.KafkaStorageError, "append to %s-%d failed: %v", ts.name, p.index, err)
+	s.storageError(err)
+	name := ts.name + "-" + strconv.Itoa(int(p.index))
+	s.warn.Log("append/"+name, err.Error(), "append failed", zap.String("partition", name), zap.Error(err))
+	return perr(kerr.KafkaStorageError, "append to %s failed: %v", name, err)
 }
 
 func (e *produceError) Error() string { return e.msg }

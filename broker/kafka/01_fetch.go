@@ -38,10 +38,12 @@ package kafka
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"weir/broker/log"
 )
@@ -191,7 +193,8 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool) (*fetchReply, []
 				if errors.Is(err, log.ErrOffsetOutOfRange) {
 					fp.ErrorCode = kerr.OffsetOutOfRange.Code
 				} else {
-					s.log.Warn("fetch read failed: " + err.Error())
+					s.storageError(err)
+					s.warn.Log("read/"+rt.Topic+"-"+strconv.Itoa(int(rp.Partition)), err.Error(), "fetch read failed", zap.Error(err))
 					fp.ErrorCode = kerr.KafkaStorageError.Code
 				}
 				hasError = true

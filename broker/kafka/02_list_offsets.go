@@ -107,6 +107,7 @@ func (s *Server) listOffset(ts *topicState, p *partition, t int64) (offset, time
 			return nil
 		})
 		if err != nil && err != errStopScan {
+			s.storageError(err)
 			s.log.Warn("scanning batches for max timestamp failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
 			return -1, -1, kerr.KafkaStorageError.Code
 		}
@@ -114,6 +115,7 @@ func (s *Server) listOffset(ts *topicState, p *partition, t int64) (offset, time
 	}
 	off, bts, ok, err := p.log.OffsetForTimestamp(t)
 	if err != nil {
+		s.storageError(err)
 		s.log.Warn("offset for timestamp failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
 		return -1, -1, kerr.KafkaStorageError.Code
 	}

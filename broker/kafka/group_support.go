@@ -188,13 +188,13 @@ func (o offsetsStorage) Append(p int32, batch []byte) error {
 	var sp kmsg.ProduceResponseTopicPartition
 	end, pe := s.produceTo(9, -1, ts, part, batch, s.now().UnixMilli(), &sp)
 	if pe != nil {
-		return fmt.Errorf("appending to %s-%d: %s (%s)", group.OffsetsTopic, p, pe.err.Message, pe.msg)
+		return fmt.Errorf("appending to %s-%d: %w (%s)", group.OffsetsTopic, p, pe.err, pe.msg)
 	}
 	// As durable as an acks=all produce (offsets.commit.timeout.ms: 5s).
 	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 	defer cancel()
 	if err := part.rep.WaitCommitted(ctx, end, int(ts.cfg.MinInsyncReplicas)); err != nil {
-		return fmt.Errorf("appending to %s-%d: %w", group.OffsetsTopic, p, err)
+		return fmt.Errorf("appending to %s-%d: %w: %w", group.OffsetsTopic, p, replicaErr(err), err)
 	}
 	return nil
 }

@@ -62,6 +62,7 @@ func (s *Server) closeProducerState(topic string, p *partition) {
 		return
 	}
 	if err := prod.Close(); err != nil {
+		s.storageError(err)
 		s.log.Warn("closing producer state failed", zap.String("topic", topic), zap.Int32("partition", p.index), zap.Error(err))
 	}
 }

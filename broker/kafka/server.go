@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"weir/broker/internal/repeatlog"
 	"weir/broker/log"
 	"weir/broker/log/vfs"
 	"weir/broker/metadata"
@@ -62,6 +63,12 @@ type Config struct {
 	// ReplicaDial opens this broker's connections to other brokers
 	// (follower fetches); nil is plain TCP. Tests inject faults here.
 	ReplicaDial replica.DialFunc
+
+	// OnStorageError gets every error of a write or read of the
+	// partition logs and producer-state snapshots (appends, follower
+	// appends, fetch reads), so the broker can tell a full or failing log
+	// directory (broker/logdir); nil: ignored.
+	OnStorageError func(err error)
 
 	// Logger receives the server's logs (nil: none).
 	Logger *zap.Logger
@@ -122,6 +129,8 @@ type Server struct {
 	groupEpochs map[int32]int32 // offsets partition -> leader epoch it was loaded in (groupMu)
 	now         func() time.Time
 	fs          vfs.FS
+	// warn says recurring storage warnings once per partition and state.
+	warn *repeatlog.Limiter
 
 	ctx    context.Context // cancelled at shutdown: long polls return
 	cancel context.CancelFunc
@@ -168,6 +177,7 @@ func New(cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.warn = repeatlog.New(lg, zap.WarnLevel, 0, s.now)
 	if s.fs = cfg.FS; s.fs == nil {
 		s.fs = vfs.OS
 	}
@@ -369,4 +379,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.parts.closeAll()
 	}
 	return err
+}
+
+// storageError passes a log write or read error on (Config.OnStorageError).
+func (s *Server) storageError(err error) {
+	if err != nil && s.cfg.OnStorageError != nil {
+		s.cfg.OnStorageError(err)
+	}
 }

@@ -261,9 +261,9 @@ func (s *FileStore) RegisterBroker(ctx context.Context, b Broker) error {
 }
 
 // SameRegistration reports whether a and b are the same registration
-// (address, rack and fencing).
+// (address, rack, fencing and storage state).
 func SameRegistration(a, b Broker) bool {
-	return a.NodeID == b.NodeID && a.Host == b.Host && a.Port == b.Port && eqRack(a.Rack, b.Rack) && a.Fenced == b.Fenced
+	return a.NodeID == b.NodeID && a.Host == b.Host && a.Port == b.Port && eqRack(a.Rack, b.Rack) && a.Fenced == b.Fenced && a.Storage == b.Storage
 }
 
 func eqRack(a, b *string) bool {

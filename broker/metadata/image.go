@@ -17,7 +17,30 @@ type Broker struct {
 	// Fenced brokers lead nothing and are not shown to clients; the
 	// controller fences a broker that stops heartbeating.
 	Fenced bool `json:"fenced,omitempty"`
+	// Storage is what the broker's log directory can do, as the broker
+	// last reported it: "" (writable), StorageFull or StorageFailed.
+	Storage StorageState `json:"storage,omitempty"`
 }
+
+// StorageState is the state of a broker's log directory, reported by the
+// broker with its heartbeats (broker/logdir decides it).
+type StorageState string
+
+// The storage states. A broker that is not writable leads only the
+// partitions no writable in-sync replica can take, and is in no ISR it
+// is not the last member of (broker/controller's planner).
+const (
+	// StorageOK: writes succeed.
+	StorageOK StorageState = ""
+	// StorageFull: writes fail with ENOSPC; reads work. The broker leaves
+	// this state by itself once a probe write succeeds (space freed).
+	StorageFull StorageState = "full"
+	// StorageFailed: writes or reads failed with an I/O error (EIO), or
+	// the file system went read-only (EROFS). Data in the page cache may
+	// be lost, so nothing on the directory is trusted until the broker
+	// restarts and recovers its logs.
+	StorageFailed StorageState = "failed"
+)
 
 // Partition is one partition's assignment and leadership. Leader is -1
 // while the partition is offline. LeaderEpoch increases with every leader
@@ -86,6 +109,19 @@ func (im *Image) LiveBrokers() []Broker {
 func (im *Image) Live(id int32) bool {
 	b, ok := im.brokers[id]
 	return ok && !b.Fenced
+}
+
+// Writable reports whether id is live and its log directory takes
+// writes (it may lead and be in an ISR).
+func (im *Image) Writable(id int32) bool {
+	b, ok := im.brokers[id]
+	return ok && !b.Fenced && b.Storage == StorageOK
+}
+
+// StorageFailed reports whether id's log directory failed (its replicas
+// are offline until it restarts).
+func (im *Image) StorageFailed(id int32) bool {
+	return im.brokers[id].Storage == StorageFailed
 }
 
 // Partition returns one partition of a topic.

@@ -106,7 +106,9 @@ func BuildCreateTopic(im *Image, spec TopicSpec) (Record, error) {
 		}
 		parts, err = assigned(im, spec.Assignment, spec.ReplicationFactor, 0)
 	} else {
-		parts, err = Assign(im.LiveBrokers(), 0, spec.Partitions, spec.ReplicationFactor)
+		if parts, err = Assign(im.LiveBrokers(), 0, spec.Partitions, spec.ReplicationFactor); err == nil {
+			placed(im, parts)
+		}
 	}
 	if err != nil {
 		return Record{}, fmt.Errorf("topic %q: %w", spec.Name, err)
@@ -133,7 +135,6 @@ func assigned(im *Image, assignment [][]int32, rf int16, first int32) ([]Partiti
 		if len(reps) == 0 || len(reps) != int(rf) {
 			return nil, fmt.Errorf("%w: partition %d has %d replicas, want %d for every partition", ErrInvalidReplicaAssignment, p, len(reps), rf)
 		}
-		var isr []int32
 		for i, id := range reps {
 			if !known[id] {
 				return nil, fmt.Errorf("%w: partition %d is assigned to unknown broker %d", ErrInvalidReplicaAssignment, p, id)
@@ -141,16 +142,45 @@ func assigned(im *Image, assignment [][]int32, rf int16, first int32) ([]Partiti
 			if slices.Contains(reps[:i], id) {
 				return nil, fmt.Errorf("%w: partition %d lists broker %d twice", ErrInvalidReplicaAssignment, p, id)
 			}
-			if im.Live(id) {
-				isr = append(isr, id)
-			}
 		}
+		isr := startingISR(im, reps)
 		if len(isr) == 0 {
 			return nil, fmt.Errorf("%w: partition %d has no live replica among %v", ErrInvalidReplicaAssignment, p, reps)
 		}
 		out[i] = Partition{Leader: isr[0], Replicas: slices.Clone(reps), ISR: isr}
 	}
 	return out, nil
+}
+
+// startingISR is the ISR of a new partition: its writable replicas, in
+// assignment order (the first leads). When none can write (full disks)
+// the live ones whose storage has not failed: they lead and answer
+// KAFKA_STORAGE_ERROR until space is freed, rather than the topic being
+// refused. Replicas left out join once they can write and caught up.
+func startingISR(im *Image, reps []int32) []int32 {
+	var isr []int32
+	for _, id := range reps {
+		if im.Writable(id) {
+			isr = append(isr, id)
+		}
+	}
+	if len(isr) == 0 {
+		for _, id := range reps {
+			if im.Live(id) && !im.StorageFailed(id) {
+				isr = append(isr, id)
+			}
+		}
+	}
+	return isr
+}
+
+// placed gives partitions placed by Assign their starting leader and ISR.
+func placed(im *Image, parts []Partition) {
+	for i := range parts {
+		if isr := startingISR(im, parts[i].Replicas); len(isr) > 0 {
+			parts[i].Leader, parts[i].ISR = isr[0], isr
+		}
+	}
 }
 
 // checkCollision rejects names that differ from an existing one only by
@@ -186,7 +216,9 @@ func BuildCreatePartitions(im *Image, name string, total int32, assignment [][]i
 		}
 		parts, err = assigned(im, assignment, rf, have)
 	} else {
-		parts, err = Assign(im.LiveBrokers(), have, total-have, rf)
+		if parts, err = Assign(im.LiveBrokers(), have, total-have, rf); err == nil {
+			placed(im, parts)
+		}
 	}
 	if err != nil {
 		return Record{}, fmt.Errorf("topic %q: %w", name, err)
@@ -215,7 +247,10 @@ func BuildAlterPartition(im *Image, req AlterPartition) (Record, error) {
 		return Record{}, fmt.Errorf("%s: %w: asked for %d, current %d", name, ErrStalePartitionEpoch, req.PartitionEpoch, cur.PartitionEpoch)
 	}
 	for _, id := range req.ISR {
-		if !slices.Contains(cur.ISR, id) && !im.Live(id) {
+		if !slices.Contains(cur.ISR, id) && !im.Writable(id) {
+			if im.Live(id) {
+				return Record{}, fmt.Errorf("%s: %w: broker %d cannot write (log directory %s)", name, ErrInvalidISR, id, im.brokers[id].Storage)
+			}
 			return Record{}, fmt.Errorf("%s: %w: broker %d is not live", name, ErrInvalidISR, id)
 		}
 	}

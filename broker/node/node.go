@@ -19,6 +19,7 @@ import (
 	"weir/broker/kafka"
 	"weir/broker/log"
 	"weir/broker/log/vfs"
+	"weir/broker/logdir"
 	"weir/broker/metadata"
 	"weir/broker/topicconfig"
 	"weir/broker/txn"
@@ -31,6 +32,11 @@ type Config struct {
 	// DataDir holds the partition logs, the metadata (single node) or the
 	// Raft log (cluster), and the producer-id blocks. Created if missing.
 	DataDir string
+	// LogDir holds the partition logs (Kafka's log.dirs, one directory);
+	// "" is DataDir. Putting it on its own disk keeps the metadata (the
+	// Raft log in DataDir, Kafka's metadata.log.dir) writable when the
+	// logs fill their disk.
+	LogDir string
 	// KafkaAddr is the Kafka listener, host:port; port 0 picks a free
 	// port (see Node.KafkaAddr).
 	KafkaAddr string
@@ -99,6 +105,7 @@ type Node struct {
 	ctrl         *controller.Node    // cluster
 	clusterID    string
 	logs         *log.Manager
+	logDir       *logdir.Monitor
 	srv          *kafka.Server
 	adm          *admin.Server
 	stopRegistry func(context.Context) error
@@ -164,7 +171,20 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		n.meta, n.clusterID = n.ctrl, n.ctrl.Image().ClusterID()
 	}
 
-	if n.logs, err = log.NewManager(vfs.OS, cfg.DataDir, log.ManagerOptions{
+	logDir := cfg.LogDir
+	if logDir == "" {
+		logDir = cfg.DataDir
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("log directory: %w", err)
+	}
+	// The log directory's state: full or failed writes hand this
+	// broker's partitions to other replicas (broker/logdir).
+	n.logDir = logdir.New(logdir.Config{Dir: logDir, FS: vfs.OS, Logger: lg.Named("logdir")})
+	if n.ctrl != nil {
+		n.logDir.Watch(n.ctrl.SetStorage)
+	}
+	if n.logs, err = log.NewManager(vfs.OS, logDir, log.ManagerOptions{
 		Logger:                 lg.Named("log"),
 		RetentionCheckInterval: bcfg.RetentionCheckInterval(),
 	}); err != nil {
@@ -191,6 +211,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	kcfg.Logs = n.logs
 	kcfg.BrokerConfig = bcfg
 	kcfg.Logger = lg.Named("kafka")
+	kcfg.OnStorageError = func(err error) { n.logDir.Report(err) }
 	kcfg.Registerer = n.metrics
 	if cfg.TuneKafka != nil {
 		cfg.TuneKafka(&kcfg)
@@ -296,6 +317,9 @@ func (n *Node) Metadata() metadata.Store { return n.meta }
 // Controller is the node's controller (nil for a single node).
 func (n *Node) Controller() *controller.Node { return n.ctrl }
 
+// LogDir is the monitor of the node's log directory.
+func (n *Node) LogDir() *logdir.Monitor { return n.logDir }
+
 // Logs is the node's partition-log manager.
 func (n *Node) Logs() *log.Manager { return n.logs }
 
@@ -356,6 +380,9 @@ func (n *Node) close(ctx context.Context) error {
 	}
 	if n.adm != nil {
 		add("admin shutdown", n.adm.Shutdown(ctx))
+	}
+	if n.logDir != nil {
+		n.logDir.Close()
 	}
 	if n.ctrl != nil {
 		add("controller shutdown", n.ctrl.Close())

@@ -25,9 +25,10 @@
 //   - the leader keeps the ISR: followers that were caught up within
 //     replica.lag.time.max.ms; it asks the controller to shrink or expand
 //     it, with its leader and partition epochs so a deposed leader cannot;
-//     it proposes adding only brokers its metadata shows live (Kafka's
-//     isReplicaIsrEligible, KIP-841): a fenced broker that still fetches
-//     stays out instead of being proposed, and refused, at every fetch;
+//     it proposes adding only brokers its metadata shows live and
+//     writable (Kafka's isReplicaIsrEligible, KIP-841): a fenced broker,
+//     or one whose disk is full, that still fetches stays out instead of
+//     being proposed, and refused, at every fetch;
 //   - the high watermark is the minimum log end offset over the ISR;
 //     consumers read only below it; acks=all is answered once it passes
 //     the batch, and refused up front when the ISR is smaller than
@@ -38,6 +39,10 @@
 //     (KIP-101, with KIP-279's repeated requests), rather than to its high
 //     watermark, so no committed record is lost and no divergent record
 //     survives.
+//
+// Errors of a follower's log writes go to Config.OnStorageError, so a
+// full or failing disk takes the broker out of the ISRs at once instead
+// of after replica.lag.time.max.ms (broker/logdir has the whole story).
 //
 // Warnings that recur under a fault (a refused ISR change, a follower
 // append failing on a full disk) go through broker/internal/repeatlog:

@@ -367,14 +367,15 @@ func (m *Manager) storageError(err error) {
 }
 
 // isrEligible reports whether broker id may join an ISR now: it is
-// registered and not fenced (Kafka's Partition.isReplicaIsrEligible, KIP-841). A
-// leader does not propose anyone else: the controller would refuse, and
+// registered, not fenced (Kafka's Partition.isReplicaIsrEligible,
+// KIP-841) and its log directory takes writes (metadata.Image.Writable).
+// A leader does not propose anyone else: the controller would refuse, and
 // the leader would ask again at the follower's next fetch.
 func (m *Manager) isrEligible(id int32) bool {
 	if m.cfg.Metadata == nil {
 		return true
 	}
-	return m.cfg.Metadata().Live(id)
+	return m.cfg.Metadata().Writable(id)
 }
 
 // brokerAddr returns a broker's Kafka address from the metadata.

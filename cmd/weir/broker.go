@@ -21,6 +21,7 @@ import (
 
 type brokerFlags struct {
 	dataDir        string
+	logDir         string
 	kafkaAddr      string
 	adminAddr      string
 	advertisedAddr string
@@ -73,6 +74,7 @@ SIGTERM the broker first hands its leaderships over (controlled shutdown).`,
 		}
 		fl := cmd.Flags()
 		fl.StringVar(&f.dataDir, "data-dir", "", "directory holding the partition logs and cluster metadata (required)")
+		fl.StringVar(&f.logDir, "log-dir", "", "directory holding the partition logs (log.dirs; default: the data directory). On its own disk, a full log disk leaves the cluster metadata writable")
 		fl.StringVar(&f.kafkaAddr, "kafka-addr", ":9092", "Kafka listener address host:port (port 0 picks a free port)")
 		fl.StringVar(&f.adminAddr, "admin-addr", admin.DefaultAddr, "admin HTTP listener (/metrics, /healthz, /readyz)")
 		fl.StringVar(&f.advertisedAddr, "advertised-kafka-addr", "", "host:port given to clients in Metadata (default: the listener address)")
@@ -107,7 +109,7 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 		static[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
 	cfg := node.Config{
-		NodeID: f.nodeID, DataDir: f.dataDir,
+		NodeID: f.nodeID, DataDir: f.dataDir, LogDir: f.logDir,
 		KafkaAddr: f.kafkaAddr, AdvertisedAddr: f.advertisedAddr, AdminAddr: f.adminAddr,
 		RegistryAddr: f.registryAddr, RegistryAddrIsDefault: !cmd.Flags().Changed("registry-addr"),
 		BrokerConfigs: static, Logger: lg,

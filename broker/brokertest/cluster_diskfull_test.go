@@ -1,0 +1,203 @@
+package brokertest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/broker/brokertest/smallfs"
+	"weir/broker/metadata"
+)
+
+// loader produces "p<P>-<seq>" records (1 KiB each, padded in a header)
+// to every partition of a topic with an idempotent acks=all producer and
+// records which sequence numbers were acknowledged.
+type loader struct {
+	t     *testing.T
+	cl    *kgo.Client
+	topic string
+
+	mu    sync.Mutex
+	acked [][]int
+	errs  int
+	next  []int
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startLoader(t *testing.T, c *Cluster, topic string, parts int) *loader {
+	l := &loader{t: t, topic: topic, acked: make([][]int, parts), next: make([]int, parts), stop: make(chan struct{}),
+		cl: c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second), kgo.MaxBufferedRecords(256))}
+	pad := make([]byte, 1000)
+	for p := 0; p < parts; p++ {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			inflight := make(chan struct{}, 32)
+			for {
+				select {
+				case <-l.stop:
+					for range cap(inflight) {
+						inflight <- struct{}{} // wait for the callbacks
+					}
+					return
+				case inflight <- struct{}{}:
+				}
+				l.mu.Lock()
+				seq := l.next[p]
+				l.next[p]++
+				l.mu.Unlock()
+				r := &kgo.Record{Topic: topic, Partition: int32(p), Value: fmt.Appendf(nil, "p%d-%d", p, seq),
+					Headers: []kgo.RecordHeader{{Key: "pad", Value: pad}}}
+				l.cl.Produce(context.Background(), r, func(_ *kgo.Record, err error) {
+					l.mu.Lock()
+					if err == nil {
+						l.acked[p] = append(l.acked[p], seq)
+					} else {
+						l.errs++
+					}
+					l.mu.Unlock()
+					<-inflight
+				})
+			}
+		}()
+	}
+	return l
+}
+
+// count returns how many records were acknowledged so far.
+func (l *loader) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, a := range l.acked {
+		n += len(a)
+	}
+	return n
+}
+
+// waitFor waits until n more records than now are acknowledged.
+func (l *loader) waitMore(n int, d time.Duration) {
+	l.t.Helper()
+	want := l.count() + n
+	WaitFor(l.t, d, func() error {
+		if got := l.count(); got < want {
+			return fmt.Errorf("%d records acknowledged, want %d", got, want)
+		}
+		return nil
+	})
+}
+
+func (l *loader) finish() [][]int {
+	close(l.stop)
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([][]int, len(l.acked))
+	for p, a := range l.acked {
+		out[p] = slices.Clone(a)
+	}
+	return out
+}
+
+// The disk-full test on a 3-broker cluster: broker 1's partition logs are
+// on a small tmpfs that fills up while idempotent producers write to all
+// partitions. The full broker hands its leaderships to in-sync replicas
+// and leaves the ISRs at once (not after replica.lag.time.max.ms),
+// producers keep writing through the others; once space is freed it
+// rejoins every ISR; nothing acknowledged is lost or duplicated.
+func TestDiskFullBrokerHandsOverLeadership(t *testing.T) {
+	t.Parallel()
+	fs := smallfs.Mount(t, 24<<20)
+	// A long lag time: leaving the ISRs must come from the disk report,
+	// not from the lag check.
+	c := NewCluster(t, Brokers(3), LogDir(1, fs.Dir), LagTime(30*time.Second))
+	const parts = 3
+	c.CreateTopic("full", parts, 3, map[string]string{"min.insync.replicas": "2", "segment.bytes": "1048576"})
+	leads1 := 0
+	for p := int32(0); p < parts; p++ {
+		if c.Partition("full", p).Leader == 1 {
+			leads1++
+		}
+	}
+	if leads1 == 0 {
+		t.Fatal("broker 1 leads no partition: the test would show nothing")
+	}
+
+	fs.Fill(3 << 20) // about 3,000 records' room on broker 1: a segment roll each
+	ld := startLoader(t, c, "full", parts)
+	c.WaitFor(30*time.Second, func() error {
+		if st := c.Broker(1).Storage(); st != metadata.StorageFull {
+			return fmt.Errorf("broker 1's log directory is %q (%d records acknowledged)", st, ld.count())
+		}
+		return nil
+	})
+	filled := time.Now()
+	c.WaitFor(10*time.Second, func() error {
+		for _, b := range c.Brokers() {
+			img := b.Image()
+			if !img.Live(1) {
+				return fmt.Errorf("broker %d sees broker 1 fenced: it must stay live", b.ID)
+			}
+			for p := int32(0); p < parts; p++ {
+				mp, _ := img.Partition("full", p)
+				if mp.Leader == 1 || slices.Contains(mp.ISR, 1) {
+					return fmt.Errorf("broker %d sees full-%d led by %d with ISR %v", b.ID, p, mp.Leader, mp.ISR)
+				}
+			}
+		}
+		return nil
+	})
+	t.Logf("broker 1 full after %d records; out of every ISR and leadership %s later", ld.count(), time.Since(filled).Round(time.Millisecond))
+	// Producers keep writing through brokers 2 and 3 (acks=all, ISR of 2).
+	ld.waitMore(1500, 30*time.Second)
+	if c.Broker(1).Storage() != metadata.StorageFull {
+		t.Fatal("broker 1 left the full state while its disk is still full")
+	}
+
+	// Space freed: broker 1 takes writes again and rejoins every ISR,
+	// while the producers go on.
+	fs.Free()
+	c.WaitFor(30*time.Second, func() error {
+		if st := c.Broker(1).Storage(); st != metadata.StorageOK {
+			return fmt.Errorf("broker 1's log directory is %q after space was freed", st)
+		}
+		for p := int32(0); p < parts; p++ {
+			if mp := c.Partition("full", p); !slices.Contains(mp.ISR, 1) {
+				return fmt.Errorf("full-%d ISR %v without broker 1", p, mp.ISR)
+			}
+		}
+		return nil
+	})
+	ld.waitMore(300, 30*time.Second)
+	acked := ld.finish()
+
+	// Nothing acknowledged is lost, nothing is duplicated; broker 1's copy
+	// ends where the leader's does.
+	content := readAllPartitions(t, c.Addrs(), "full", parts)
+	total := 0
+	for p := 0; p < parts; p++ {
+		checkPartition(t, p, content[p], acked[p])
+		total += len(acked[p])
+	}
+	c.WaitFor(20*time.Second, func() error {
+		for p := int32(0); p < parts; p++ {
+			leader, err := c.LeaderOf("full", p)
+			if err != nil {
+				return err
+			}
+			want := c.Broker(leader).Log("full", p).EndOffset()
+			if got := c.Broker(1).Log("full", p).EndOffset(); got != want {
+				return fmt.Errorf("full-%d: broker 1 log end %d, leader %d's %d", p, got, leader, want)
+			}
+		}
+		return nil
+	})
+	t.Logf("%d records acknowledged, %d produce errors, all read back once", total, ld.errs)
+}

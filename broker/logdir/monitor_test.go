@@ -1,0 +1,124 @@
+package logdir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"weir/broker/brokertest/smallfs"
+	"weir/broker/log"
+	"weir/broker/log/vfs"
+	"weir/broker/metadata"
+)
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want metadata.StorageState
+	}{
+		{nil, metadata.StorageOK},
+		{errors.New("timeout"), metadata.StorageOK},
+		{fmt.Errorf("log x: append: %w", log.ErrCorruptBatch), metadata.StorageOK},
+		{fmt.Errorf("log x: append: %w: %w", log.ErrDiskFull, vfs.ErrNoSpace), metadata.StorageFull},
+		{&os.PathError{Op: "write", Path: "f", Err: syscall.ENOSPC}, metadata.StorageFull},
+		{&os.PathError{Op: "write", Path: "f", Err: syscall.EDQUOT}, metadata.StorageFull},
+		{fmt.Errorf("read: %w", &os.PathError{Op: "read", Path: "f", Err: syscall.EIO}), metadata.StorageFailed},
+		{&os.PathError{Op: "open", Path: "f", Err: syscall.EROFS}, metadata.StorageFailed},
+	} {
+		if got := Classify(c.err); got != c.want {
+			t.Errorf("Classify(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+type states struct {
+	mu  sync.Mutex
+	got []metadata.StorageState
+}
+
+func (s *states) add(st metadata.StorageState) {
+	s.mu.Lock()
+	s.got = append(s.got, st)
+	s.mu.Unlock()
+}
+
+func (s *states) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, st := range s.got {
+		if st == metadata.StorageOK {
+			st = "ok"
+		}
+		out = append(out, string(st))
+	}
+	return fmt.Sprint(out)
+}
+
+func waitState(t *testing.T, m *Monitor, want metadata.StorageState) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, _ := m.State()
+		if st == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state %q, want %q", st, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A real full disk: the write's ENOSPC makes the directory full; probes
+// fail while it is; freeing space makes it writable again within a probe
+// interval. An I/O error then makes it failed for good.
+func TestMonitorFullThenWritableThenFailed(t *testing.T) {
+	fs := smallfs.Mount(t, 4<<20)
+	m := New(Config{Dir: fs.Dir, ProbeInterval: 20 * time.Millisecond, ProbeBytes: 256 << 10})
+	defer m.Close()
+	var seen states
+	m.Watch(seen.add)
+	fs.Fill(64 << 10)
+	err := os.WriteFile(filepath.Join(fs.Dir, "x"), make([]byte, 128<<10), 0o644)
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("write to a full disk: %v", err)
+	}
+	if st := m.Report(err); st != metadata.StorageFull {
+		t.Fatalf("Report(ENOSPC) = %q", st)
+	}
+	m.Report(err) // the same state again: no new notification
+	if st, cause := m.State(); st != metadata.StorageFull || !errors.Is(cause, syscall.ENOSPC) {
+		t.Fatalf("state %q (%v)", st, cause)
+	}
+	// Still full after several probes (the probe does not fit).
+	time.Sleep(100 * time.Millisecond)
+	if st, _ := m.State(); st != metadata.StorageFull {
+		t.Fatalf("left the full state with the disk full: %q", st)
+	}
+	if _, err := os.Stat(filepath.Join(fs.Dir, ProbeFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failed probe left its file: %v", err)
+	}
+	os.Remove(filepath.Join(fs.Dir, "x"))
+	fs.Free()
+	waitState(t, m, metadata.StorageOK)
+	if _, err := os.Stat(filepath.Join(fs.Dir, ProbeFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the probe left its file: %v", err)
+	}
+	// Unrelated errors change nothing; EIO fails the directory, and
+	// nothing brings it back (a restart does).
+	m.Report(errors.New("connection reset"))
+	m.Report(&os.PathError{Op: "read", Path: "seg", Err: syscall.EIO})
+	m.Report(&os.PathError{Op: "write", Path: "seg", Err: syscall.ENOSPC})
+	if st, _ := m.State(); st != metadata.StorageFailed {
+		t.Fatalf("after EIO: %q", st)
+	}
+	if got, want := seen.String(), "[full ok failed]"; got != want {
+		t.Fatalf("notified %s, want %s", got, want)
+	}
+}
