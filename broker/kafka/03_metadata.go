@@ -130,7 +130,9 @@ func metadataTopic(s *Server, img *metadata.Image, t *metadata.Topic) kmsg.Metad
 		mp.ISR = p.ISR
 		mp.OfflineReplicas = []int32{}
 		for _, r := range p.Replicas {
-			if !img.Live(r) {
+			// Fenced, or its log directory failed (Kafka: a replica on an
+			// offline log dir). A full disk still serves reads: online.
+			if !img.Live(r) || img.StorageFailed(r) {
 				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
 			}
 		}
