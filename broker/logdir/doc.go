@@ -3,7 +3,9 @@
 // node (which reports it with its heartbeats, see broker/controller).
 //
 // Disk-full and I/O-error behaviour, request by request (Kafka's error
-// names; "full" is ENOSPC or EDQUOT, "failed" EIO or EROFS):
+// names; "full" is ENOSPC or EDQUOT, "failed" EIO, EROFS or a partition
+// log taken offline, log.ErrOffline: a failed write that could not be cut
+// back, or a failed fsync, whose page-cache data must be taken as lost):
 //
 //	Produce (leader append)        KAFKA_STORAGE_ERROR for the partition; the
 //	                               log is left as before the append. Once the

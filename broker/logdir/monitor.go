@@ -15,13 +15,16 @@ import (
 )
 
 // Classify says what a failed write or read tells about the directory:
-// StorageFull for ENOSPC and EDQUOT, StorageFailed for EIO and EROFS,
-// StorageOK (nothing about the disk) for anything else: a corrupt batch,
-// a closed log, a timeout.
+// StorageFailed for a log taken offline (log.ErrOffline: a failed write
+// could not be cut back, or a sync failed), EIO and EROFS; StorageFull for
+// ENOSPC and EDQUOT; StorageOK (nothing about the disk) for anything
+// else: a corrupt batch, a closed log, a timeout.
 func Classify(err error) metadata.StorageState {
 	switch {
 	case err == nil:
 		return metadata.StorageOK
+	case errors.Is(err, log.ErrOffline):
+		return metadata.StorageFailed
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT),
 		errors.Is(err, vfs.ErrNoSpace), errors.Is(err, log.ErrDiskFull):
 		return metadata.StorageFull

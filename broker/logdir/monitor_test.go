@@ -29,6 +29,9 @@ func TestClassify(t *testing.T) {
 		{&os.PathError{Op: "write", Path: "f", Err: syscall.EDQUOT}, metadata.StorageFull},
 		{fmt.Errorf("read: %w", &os.PathError{Op: "read", Path: "f", Err: syscall.EIO}), metadata.StorageFailed},
 		{&os.PathError{Op: "open", Path: "f", Err: syscall.EROFS}, metadata.StorageFailed},
+		// Offline because a failed write could not be cut back: failed,
+		// whatever the write's own error was.
+		{fmt.Errorf("log x: %w: %w", log.ErrOffline, fmt.Errorf("write failed (%w) and cutting it back failed: %w", vfs.ErrNoSpace, syscall.EIO)), metadata.StorageFailed},
 	} {
 		if got := Classify(c.err); got != c.want {
 			t.Errorf("Classify(%v) = %q, want %q", c.err, got, c.want)

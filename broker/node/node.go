@@ -185,6 +185,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		n.logDir.Watch(n.ctrl.SetStorage)
 	}
 	if n.logs, err = log.NewManager(vfs.OS, logDir, log.ManagerOptions{
+		OnOffline:              func(_ log.TopicPartition, err error) { n.logDir.Report(err) },
 		Logger:                 lg.Named("log"),
 		RetentionCheckInterval: bcfg.RetentionCheckInterval(),
 	}); err != nil {
