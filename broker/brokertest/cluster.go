@@ -489,6 +489,18 @@ func (b *Broker) Storage() metadata.StorageState {
 	return st
 }
 
+// ReportStorageError hands err to the broker's log directory monitor as
+// if a log write or read had failed with it: for faults a real file
+// system in a test cannot produce (EIO).
+func (b *Broker) ReportStorageError(err error) {
+	b.mu.Lock()
+	n := b.n
+	b.mu.Unlock()
+	if n != nil {
+		n.LogDir().Report(err)
+	}
+}
+
 // Log returns the broker's open log of a partition (nil when not hosted
 // or stopped).
 func (b *Broker) Log(topic string, p int32) *log.Log {

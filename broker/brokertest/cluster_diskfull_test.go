@@ -3,11 +3,14 @@ package brokertest
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/broker/brokertest/smallfs"
@@ -200,4 +203,81 @@ func TestDiskFullBrokerHandsOverLeadership(t *testing.T) {
 		return nil
 	})
 	t.Logf("%d records acknowledged, %d produce errors, all read back once", total, ld.errs)
+}
+
+// An I/O error fails broker 1's log directory (Kafka's offline log dir):
+// its leaderships go to in-sync replicas, it leaves the ISRs, a partition
+// only it holds goes offline (Metadata lists it as an offline replica);
+// nothing brings it back but a restart, after which it leads its
+// partition again and rejoins the ISRs. (A tmpfs cannot fail with EIO:
+// the error is handed to the broker's monitor as its logs would.)
+func TestFailedLogDirTakesReplicasOffline(t *testing.T) {
+	t.Parallel()
+	c := NewCluster(t, Brokers(3))
+	c.CreateTopic("eio", 3, 3, map[string]string{"min.insync.replicas": "2"})
+	c.CreateTopic("solo", 3, 1, nil)
+	var solo int32 = -1
+	for p := int32(0); p < 3; p++ {
+		if c.Partition("solo", p).Leader == 1 {
+			solo = p
+		}
+	}
+	if solo < 0 {
+		t.Fatal("no single-replica partition on broker 1")
+	}
+	cl := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for p := int32(0); p < 3; p++ {
+		produceSync(t, cl, "eio", p, "before")
+	}
+	produceSync(t, cl, "solo", solo, "solo-before")
+
+	c.Broker(1).ReportStorageError(&os.PathError{Op: "read", Path: "00000000000000000000.log", Err: syscall.EIO})
+	c.WaitFor(10*time.Second, func() error {
+		img := c.Broker(2).Image()
+		for p := int32(0); p < 3; p++ {
+			mp, _ := img.Partition("eio", p)
+			if mp.Leader == 1 || slices.Contains(mp.ISR, 1) {
+				return fmt.Errorf("eio-%d led by %d, ISR %v", p, mp.Leader, mp.ISR)
+			}
+		}
+		if mp, _ := img.Partition("solo", solo); mp.Leader != -1 {
+			return fmt.Errorf("solo-%d led by %d, want offline", solo, mp.Leader)
+		}
+		return nil
+	})
+	md, err := kadm.NewClient(cl).Metadata(context.Background(), "solo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pd := md.Topics["solo"].Partitions[solo]; !slices.Equal(pd.OfflineReplicas, []int32{1}) || pd.Err == nil {
+		t.Fatalf("Metadata for solo-%d: offline replicas %v, error %v", solo, pd.OfflineReplicas, pd.Err)
+	}
+	for p := int32(0); p < 3; p++ {
+		produceSync(t, cl, "eio", p, "during")
+	}
+	if st := c.Broker(1).Storage(); st != metadata.StorageFailed {
+		t.Fatalf("broker 1's log directory %q", st)
+	}
+
+	c.Kill(1)
+	c.Restart(1)
+	c.WaitFor(30*time.Second, func() error {
+		if l, err := c.LeaderOf("solo", solo); err != nil || l != 1 {
+			return fmt.Errorf("solo-%d leader %d (%v)", solo, l, err)
+		}
+		for p := int32(0); p < 3; p++ {
+			if mp := c.Partition("eio", p); !slices.Contains(mp.ISR, 1) {
+				return fmt.Errorf("eio-%d ISR %v without broker 1", p, mp.ISR)
+			}
+		}
+		return nil
+	})
+	if got := consumeAll(t, c, "solo", solo, 1); got[0] != "solo-before" {
+		t.Fatalf("solo-%d after the restart: %v", solo, got)
+	}
+	for p := int32(0); p < 3; p++ {
+		if got := consumeAll(t, c, "eio", p, 2); !slices.Equal(got, []string{"before", "during"}) {
+			t.Fatalf("eio-%d: %v", p, got)
+		}
+	}
 }

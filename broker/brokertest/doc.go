@@ -16,4 +16,10 @@
 // cuts, black-holes or delays any directed link; clients connect directly.
 // Timeouts are short (session 1.5s, replica lag 1s) so failures resolve in
 // test time.
+//
+// Disk faults: LogDir puts a broker's partition logs on a small real file
+// system (broker/brokertest/smallfs) to fill it; Broker.Storage reads its
+// log directory's state (broker/logdir) and ReportStorageError hands it
+// an error a test file system cannot produce (EIO). LogTee sends the
+// brokers' log lines to a zap core, so tests count warnings.
 package brokertest
