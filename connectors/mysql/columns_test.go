@@ -143,6 +143,24 @@ func TestColumnRules(t *testing.T) {
 	if n := len(e.b.ReadAll(e.topic("other"))); n != 0 {
 		t.Errorf("table without a block has %d records", n)
 	}
+
+	// canal FlatMessage JSON: the same rules, and old values after them.
+	cj := e.config("cols-canal")
+	cj.Format, cj.ServerName, cj.Tables = "canal_json", "cj", cfg.Tables
+	e.run(cj)
+	ctopic := "cj." + e.name + ".people"
+	e.waitRecords(ctopic, 2, 30*time.Second)
+	e.exec("UPDATE people SET bio = '0123456789', card = '1' WHERE id = 3")
+	rs = e.waitRecords(ctopic, 3, 30*time.Second)
+	var fm flatMessage
+	if err := json.Unmarshal(rs[2].Value, &fm); err != nil {
+		t.Fatal(err)
+	}
+	d, old := fm.Data[0], fm.Old[0]
+	if d["email"] != sha("pepper", "ann@example.com") || d["card"] != "****" || d["pin"] != "***" || d["bio"] != "01234" ||
+		d["notes"] != nil || d["secret"] != nil || len(d) != 7 || len(old) != 1 || old["bio"] != "abcde" || fm.MysqlType["notes"] != "" {
+		t.Errorf("canal message data %v old %v types %v", d, old, fm.MysqlType)
+	}
 }
 
 // TestColumnRuleErrors: rules a table cannot take stop the source with an
