@@ -2,8 +2,6 @@ package log
 
 import (
 	"fmt"
-	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -44,6 +42,15 @@ func buildBrokerBench(b *testing.B) *brokerBench {
 			partitions: envInt("WEIR_BENCH_PARTITIONS", 1000),
 			activeBase: map[string]int64{},
 		}
+		if d := os.Getenv("WEIR_BENCH_DIR"); d != "" {
+			// Reuse (or build once and keep) the data between processes;
+			// remove the directory when done.
+			bb.dir = d
+			if bb.load(b) {
+				brokerBenchData = bb
+				return
+			}
+		}
 		partBytes := int64(envInt("WEIR_BENCH_PARTITION_MIB", 10)) << 20
 		cfg := DefaultConfig()
 		cfg.SegmentBytes = 1 << 20
@@ -82,6 +89,34 @@ func buildBrokerBench(b *testing.B) *brokerBench {
 		b.Fatal("building the benchmark data failed")
 	}
 	return brokerBenchData
+}
+
+// load takes the shape of data already in bb.dir; false if there is none
+// or not the expected number of partitions.
+func (bb *brokerBench) load(b *testing.B) bool {
+	ents, err := os.ReadDir(bb.dir)
+	if err != nil || len(ents) != bb.partitions {
+		return false
+	}
+	for _, e := range ents {
+		logs, _ := filepath.Glob(filepath.Join(bb.dir, e.Name(), "*"+logSuffix))
+		if len(logs) == 0 {
+			return false
+		}
+		for _, p := range logs {
+			fi, err := os.Stat(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bb.bytes += fi.Size()
+		}
+		base, ok := parseSegmentName(filepath.Base(logs[len(logs)-1]), logSuffix)
+		if !ok {
+			return false
+		}
+		bb.activeBase[e.Name()] = base
+	}
+	return true
 }
 
 // dirty makes every partition look like it was killed: no clean-shutdown
@@ -129,7 +164,8 @@ func (bb *brokerBench) loadAll(b *testing.B, threads int) {
 }
 
 // BenchmarkBrokerRecovery: a broker's data directory of 1,000 partitions
-// and 10 GiB (WEIR_BENCH_PARTITIONS, WEIR_BENCH_PARTITION_MIB) opened
+// and 10 GiB (WEIR_BENCH_PARTITIONS, WEIR_BENCH_PARTITION_MIB; built once
+// per process, or kept in WEIR_BENCH_DIR across processes) opened
 // after an unclean shutdown with LoadExisting, recovery threads =
 // GOMAXPROCS: from the recovery point (the normal case), and with no
 // checkpoint (every batch validated: the worst case); one thread for the
@@ -170,20 +206,7 @@ func BenchmarkBrokerRecovery(b *testing.B) {
 					defer wg.Done()
 					buf := make([]byte, recoveryChunk)
 					for j := int(next.Add(1) - 1); j < len(files); j = int(next.Add(1) - 1) {
-						f, err := os.Open(files[j])
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						var c uint32
-						for {
-							n, err := f.Read(buf)
-							c = crc32.Update(c, castagnoli, buf[:n])
-							if err == io.EOF {
-								break
-							}
-						}
-						f.Close()
+						readCRC(b, files[j], buf)
 					}
 				}()
 			}

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -453,6 +454,8 @@ func (l *Log) logRecovery(rep *recoveryReport, took time.Duration) {
 	l.logger.Warn("recovered partition log after an unclean shutdown: cut torn or corrupt data", fields...)
 }
 
+var recoveryBufs = sync.Pool{New: func() any { b := make([]byte, 0, recoveryChunk); return &b }}
+
 // scanSegment reads a whole segment, building its indexes. It returns the
 // size of the valid prefix; err (wrapping ErrCorruptBatch) says why the rest
 // is invalid.
@@ -470,6 +473,13 @@ func (l *Log) scanSegment(s *segment, crc bool, minBase int64) (*indexBuilder, i
 	sc := newScanner(f, 0, s.size, chunk)
 	sc.checkCRC = crc
 	sc.minBase = minBase
+	if crc {
+		// Recovery scans many segments: reuse the 1 MiB windows rather than
+		// allocate (and zero) one per segment.
+		bp := recoveryBufs.Get().(*[]byte)
+		sc.buf = (*bp)[:0]
+		defer func() { *bp = sc.buf[:0]; recoveryBufs.Put(bp) }()
+	}
 	for {
 		h, pos, _, err := sc.next()
 		if err == io.EOF {

@@ -345,3 +345,64 @@ func check(t *testing.T, desc string, disk *vfs.MemFS, attempts []attempt) {
 		t.Fatalf("%s: the producer's next batch (seq %d): duplicate=%v err=%v", desc, next, res.Duplicate, err)
 	}
 }
+
+// TestEIOOnReadAtEveryRead: after a crash, the reopen (recovery, producer
+// state) meets EIO at its k-th read, for every k: it must fail with that
+// error and change nothing (recovery never takes a read error for a torn
+// batch), so that a later reopen finds every acknowledged batch.
+func TestEIOOnReadAtEveryRead(t *testing.T) {
+	mem := vfs.NewMem()
+	attempts := workload(t, vfs.NewFault(mem), nil)
+	disk := mem.Crash(vfs.CrashOptions{})
+	reads := func(fs *vfs.FaultFS) error {
+		l, err := log.Open(fs, dir, config(), log.Options{})
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		p, err := txn.OpenPartition(fs, l, txn.Options{SnapshotInterval: -1})
+		if err != nil {
+			return err
+		}
+		p.Discard()
+		return nil
+	}
+	n := 0
+	count := vfs.NewFault(disk.Crash(vfs.CrashOptions{}))
+	count.SetInjector(func(op vfs.Op) *vfs.Fault {
+		if op.Kind == vfs.OpRead {
+			n++
+		}
+		return nil
+	})
+	if err := reads(count); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for k := 0; k < n; k++ {
+		d := disk.Crash(vfs.CrashOptions{}) // a fresh copy of the crashed disk
+		fs := vfs.NewFault(d)
+		i := 0
+		fs.SetInjector(func(op vfs.Op) *vfs.Fault {
+			if op.Kind != vfs.OpRead {
+				return nil
+			}
+			i++
+			if i-1 == k {
+				return &vfs.Fault{Err: syscall.EIO}
+			}
+			return nil
+		})
+		if err := reads(fs); err != nil {
+			if !errors.Is(err, syscall.EIO) {
+				t.Fatalf("EIO at read %d: reopen failed with %v, which does not name the I/O error", k, err)
+			}
+			failed++
+		}
+		check(t, fmt.Sprintf("after EIO at read %d of %d", k, n), d, attempts)
+	}
+	if failed == 0 {
+		t.Fatalf("no EIO among %d reads failed the reopen", n)
+	}
+	t.Logf("%d reads, %d EIOs failed the reopen, none cut data", n, failed)
+}

@@ -16,7 +16,8 @@
 // acknowledged ones in order (plus, only where the outcome was unknown —
 // a crash or an offline log — the one append in flight, whole), and the
 // idempotent producer's retry is deduplicated while its next batch is
-// accepted. EIO on read is tested on reopen: recovery must fail, not cut.
+// accepted. EIO on read is tested at every read of the reopen: it fails
+// naming the error or gets past it, and never cuts data.
 //
 // The package has only tests.
 package crashtest
