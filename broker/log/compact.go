@@ -38,7 +38,7 @@ func hashKey(k []byte) keyHash {
 func (l *Log) MaybeCompact() (CompactStats, error) {
 	l.mu.RLock()
 	cfg := l.cfg
-	closed := l.closed
+	closed := l.closed || l.offline != nil
 	var newest int64 = -1
 	if len(l.segs) > 1 {
 		newest = l.segs[len(l.segs)-2].base

@@ -18,8 +18,10 @@ type Options struct {
 	Logger *zap.Logger
 	Now    func() time.Time // default time.Now
 	Files  *FileCache       // shared bounded cache of open segment files (nil = a private one)
-	// OnOffline, if set, is called once (outside the log's locks) when the
-	// log goes offline, with the error Offline returns.
+	// OnOffline, if set, is called once when the log goes offline, with
+	// the error Offline returns, from the goroutine that hit the failure
+	// while it holds the log's append or flush lock: it must not call the
+	// log back synchronously (except Offline) and should return quickly.
 	OnOffline func(l *Log, err error)
 }
 

@@ -55,7 +55,8 @@ type ManagerOptions struct {
 	// (default: GOMAXPROCS).
 	RecoveryThreads int
 	// OnOffline, if set, is called when a partition's log goes offline
-	// after a storage failure (see Log.Offline), with its error.
+	// after a storage failure (see Log.Offline and Options.OnOffline for
+	// the calling context), with its error.
 	OnOffline func(tp TopicPartition, err error)
 }
 
