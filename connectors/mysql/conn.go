@@ -78,13 +78,9 @@ func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
 	if err != nil {
 		return nil, s.classify("connecting", err)
 	}
-	if err := c.SetCharset("utf8mb4"); err != nil {
+	if err := s.sessionCharset(c); err != nil {
 		c.Close()
-		return nil, s.classify("setting charset", err)
-	}
-	if _, err := c.Execute("SET SESSION time_zone = '+00:00'"); err != nil {
-		c.Close()
-		return nil, s.classify("setting time_zone", err)
+		return nil, err
 	}
 	return c, nil
 }
@@ -95,6 +91,7 @@ type serverInfo struct {
 	serverID uint32
 	metaFull bool // binlog_row_metadata=FULL
 	gtidMode bool // the server has GTIDs to resume from
+	charsets map[uint64]string // collation id → character set
 }
 
 func queryString(c *client.Conn, q string) ([]string, error) {
@@ -147,6 +144,9 @@ func (s *Source) inspect(c *client.Conn) (serverInfo, error) {
 	si.serverID = uint32(id)
 	if row, err := queryString(c, "SELECT @@binlog_row_metadata"); err == nil && strings.EqualFold(row[0], "FULL") {
 		si.metaFull = true
+	}
+	if si.charsets, err = collationCharsets(c); err != nil {
+		return si, s.classify("reading information_schema.COLLATIONS", err)
 	}
 	if si.flavor == gmysql.MariaDBFlavor {
 		si.gtidMode = true

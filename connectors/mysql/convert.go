@@ -70,12 +70,28 @@ func (c *Column) value(v any) (any, error) {
 		case []byte:
 			return decimalBytes(string(x), c.Scale)
 		}
+	case kGeometry:
+		var b []byte
+		switch x := v.(type) {
+		case []byte:
+			b = x
+		case string:
+			b = []byte(x)
+		default:
+			return nil, c.bad(v)
+		}
+		s, err := geometryWKT(b)
+		if err != nil {
+			return nil, fmt.Errorf("column %s (%s): %w", c.Name, c.Type, err)
+		}
+		return s, nil
 	case kDate, kDatetime, kTimestamp:
 		return str(v), nil
 	case kTime:
 		return fixTime(str(v), c.Scale), nil
 	case kString:
-		return str(v), nil
+		s := str(v)
+		return s, c.validUTF8(s)
 	case kBytes:
 		var b []byte
 		switch x := v.(type) {

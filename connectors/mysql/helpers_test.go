@@ -47,7 +47,12 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	srv := mysqltest.Shared(t)
+	return newEnvOn(t, mysqltest.Shared(t))
+}
+
+// newEnvOn is newEnv on server srv.
+func newEnvOn(t testing.TB, srv *mysqltest.Server) *env {
+	t.Helper()
 	b := testbroker.Start(t)
 	reg := b.Registry(t)
 	cl, err := sr.NewClient(sr.URLs(reg))

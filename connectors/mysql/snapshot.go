@@ -265,7 +265,13 @@ func selectChunk(c *client.Conn, t *tableState, after [][]byte, limit int, fn fu
 		if i > 0 {
 			q.WriteByte(',')
 		}
-		q.WriteString(quoteIdent(c.Name))
+		if c.Kind == kFloat {
+			// The text protocol prints a FLOAT with 6 significant
+			// digits; as a DOUBLE it is printed exactly.
+			q.WriteString("(" + quoteIdent(c.Name) + " + 0e0)")
+		} else {
+			q.WriteString(quoteIdent(c.Name))
+		}
 	}
 	q.WriteString(" FROM " + quoteIdent(t.DB) + "." + quoteIdent(t.Name))
 	if !t.KeyAll {

@@ -363,7 +363,7 @@ func (st *streamer) convert(t *tableState, raw []any) ([]any, error) {
 		if c.Skip {
 			continue
 		}
-		v, err := c.value(raw[i])
+		v, err := c.value(binlogText(raw[i], c.Charset))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.fullName(), err)
 		}
@@ -381,7 +381,7 @@ func (st *streamer) table(tm *replication.TableMapEvent) (*tableState, error) {
 		return t, nil
 	}
 	db, name := string(tm.Schema), string(tm.Table)
-	t, ok := fromTableMap(tm, st.s.si.flavor)
+	t, ok := fromTableMap(tm, st.s.si.flavor, st.s.si.charsets)
 	if !ok {
 		live := st.live[db+"."+name]
 		if live == nil {

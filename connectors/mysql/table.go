@@ -34,10 +34,11 @@ const (
 	kBytes            // binary, varbinary, blob → bytes
 	kEnum             // enum → string (the member)
 	kSet              // set → string (members joined by ",")
+	kGeometry         // geometry and its subtypes → string, (E)WKT
 )
 
 var kindNames = [...]string{"unsupported", "int", "long", "ulong", "float", "double", "decimal", "bit", "year",
-	"date", "time", "datetime", "timestamp", "string", "bytes", "enum", "set"}
+	"date", "time", "datetime", "timestamp", "string", "bytes", "enum", "set", "geometry"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -54,6 +55,7 @@ type Column struct {
 	FixedLen  int         // binary(n): values are right-padded with 0x00 to n bytes
 	Values    []string    // enum and set members
 	Type      string      // MySQL type as text, for messages and canal's mysqlType
+	Charset   string      // character set of character columns (binlog bytes are in it)
 	Skip      bool        // left out: unsupported (unsupported_columns = skip) or excluded (columns.go)
 	rule      *columnRule // mask, hash or truncation of a table block (columns.go)
 }
@@ -159,7 +161,7 @@ func (t *Table) assignFields() {
 // fromTableMap builds the schema from a TableMapEvent carrying
 // binlog_row_metadata=FULL metadata (column names). It returns ok=false
 // when the event has no column names.
-func fromTableMap(e *replication.TableMapEvent, flavor string) (*Table, bool) {
+func fromTableMap(e *replication.TableMapEvent, flavor string, charsets map[uint64]string) (*Table, bool) {
 	names := e.ColumnNameString()
 	if len(names) != int(e.ColumnCount) {
 		return nil, false
@@ -167,6 +169,7 @@ func fromTableMap(e *replication.TableMapEvent, flavor string) (*Table, bool) {
 	t := &Table{DB: string(e.Schema), Name: string(e.Table)}
 	unsigned := unsignedMap(e, flavor)
 	coll := e.CollationMap()
+	esColl := e.EnumSetCollationMap()
 	enums := e.EnumStrValueMap()
 	sets := e.SetStrValueMap()
 	for i := 0; i < int(e.ColumnCount); i++ {
@@ -180,6 +183,17 @@ func fromTableMap(e *replication.TableMapEvent, flavor string) (*Table, bool) {
 		} else if c.Kind == kSet {
 			c.Values = sets[i]
 		}
+		switch c.Kind {
+		case kString:
+			c.setCharset(charsets, coll[i])
+		case kEnum, kSet:
+			c.setCharset(charsets, esColl[i])
+			if c.Kind != kUnsupported && c.Charset == "latin1" {
+				for j, m := range c.Values {
+					c.Values[j] = decodeLatin1([]byte(m))
+				}
+			}
+		}
 		t.Columns = append(t.Columns, c)
 	}
 	for _, k := range e.PrimaryKey {
@@ -190,6 +204,24 @@ func fromTableMap(e *replication.TableMapEvent, flavor string) (*Table, bool) {
 }
 
 const binaryCollation = 63
+
+// setCharset names the character set of collation id coll (0: the event
+// has no charset metadata: assumed utf8mb4 as it cannot be known) and
+// makes the column unsupported when weir cannot decode it.
+func (c *Column) setCharset(charsets map[uint64]string, coll uint64) {
+	if coll == 0 {
+		c.Charset = "utf8mb4"
+		return
+	}
+	cs, ok := charsets[coll]
+	if !ok {
+		cs = fmt.Sprintf("with collation id %d", coll)
+	}
+	c.Charset = cs
+	if !decodable(cs) {
+		c.Kind, c.Type = kUnsupported, c.Type+" character set "+cs
+	}
+}
 
 // unsignedMap decodes the signedness bitmap (one bit per numeric column).
 // go-mysql's TableMapEvent.UnsignedMap misaligns on MariaDB, which also
@@ -297,7 +329,7 @@ func binlogKind(tp byte, meta uint16, unsigned bool, collation uint64) (k kind, 
 	case gmysql.MYSQL_TYPE_SET:
 		return kSet, 0, 0, 0, "set"
 	case gmysql.MYSQL_TYPE_GEOMETRY:
-		return kUnsupported, 0, 0, 0, "geometry"
+		return kGeometry, 0, 0, 0, "geometry"
 	}
 	return kUnsupported, 0, 0, 0, fmt.Sprintf("binlog type %d", tp)
 }
@@ -367,12 +399,21 @@ func fromInfoSchema(db, name string, cols []infoColumn, pk []string) *Table {
 			c.Kind, c.FixedLen = kBytes, int(ic.OctetLength)
 		case "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
 			c.Kind = kBytes
+		case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
+			"geometrycollection", "geomcollection":
+			c.Kind = kGeometry
 		case "enum":
 			c.Kind, c.Values = kEnum, parseMembers(ic.ColumnType)
 		case "set":
 			c.Kind, c.Values = kSet, parseMembers(ic.ColumnType)
 		default:
 			c.Kind = kUnsupported
+		}
+		if ic.Charset != "" && ic.Charset != "binary" && (c.Kind == kString || c.Kind == kEnum || c.Kind == kSet) {
+			c.Charset = ic.Charset
+			if !decodable(ic.Charset) {
+				c.Kind, c.Type = kUnsupported, c.Type+" character set "+ic.Charset
+			}
 		}
 		t.Columns = append(t.Columns, c)
 	}

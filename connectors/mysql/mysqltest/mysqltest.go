@@ -187,12 +187,16 @@ func start(o Options) (*Server, error) {
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
+	tmp := filepath.Join(dir, "tmp") // servers started at once must not share temporary files
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return nil, err
+	}
 	user := []string{}
 	if os.Geteuid() == 0 {
 		user = []string{"--user=root"}
 	}
 	args := append([]string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal",
-		"--skip-test-db"}, user...)
+		"--skip-test-db", "--tmpdir=" + tmp}, user...)
 	out, err := exec.Command(installDB, args...).CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -208,6 +212,7 @@ func start(o Options) (*Server, error) {
 	sargs := append([]string{"--no-defaults"}, user...)
 	sargs = append(sargs,
 		"--datadir="+data,
+		"--tmpdir="+tmp,
 		"--port="+strconv.Itoa(port),
 		"--bind-address=127.0.0.1",
 		"--socket="+filepath.Join(dir, "mysqld.sock"),
@@ -254,7 +259,7 @@ func start(o Options) (*Server, error) {
 	go func() { cmd.Wait(); close(s.exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
+		c, err := s.connect("")
 		if err == nil {
 			s.Version = c.GetServerVersion()
 			err = s.setZone(c, o.TimeZone)
@@ -324,6 +329,21 @@ func (s *Server) stop() {
 	os.RemoveAll(s.Dir)
 }
 
+// connect opens an admin connection whose session is utf8mb4 (go-mysql's
+// handshake asks for a collation MariaDB does not know, which leaves the
+// session in the server's default character set, latin1 by default).
+func (s *Server) connect(db string) (*client.Conn, error) {
+	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Execute("SET NAMES utf8mb4"); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
 // Addr is host:port.
 func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
 
@@ -331,7 +351,7 @@ func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.
 // none).
 func (s *Server) Conn(tb testing.TB, db string) *client.Conn {
 	tb.Helper()
-	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
+	c, err := s.connect(db)
 	if err != nil {
 		tb.Fatalf("mysqltest: connecting as %s: %v", AdminUser, err)
 	}
@@ -342,7 +362,7 @@ func (s *Server) Conn(tb testing.TB, db string) *client.Conn {
 // Exec runs statements on a fresh admin connection, failing tb on error.
 func (s *Server) Exec(tb testing.TB, db string, stmts ...string) {
 	tb.Helper()
-	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
+	c, err := s.connect(db)
 	if err != nil {
 		tb.Fatalf("mysqltest: connecting: %v", err)
 	}
@@ -358,7 +378,7 @@ func (s *Server) Exec(tb testing.TB, db string, stmts ...string) {
 // as strings (SQL NULL as "NULL").
 func (s *Server) Query(tb testing.TB, db, q string) [][]string {
 	tb.Helper()
-	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
+	c, err := s.connect(db)
 	if err != nil {
 		tb.Fatalf("mysqltest: connecting: %v", err)
 	}
@@ -395,7 +415,7 @@ func (s *Server) NewDatabase(tb testing.TB) string {
 	}
 	s.Exec(tb, "", "CREATE DATABASE `"+name+"`")
 	tb.Cleanup(func() {
-		c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
+		c, err := s.connect("")
 		if err == nil {
 			c.Execute("DROP DATABASE IF EXISTS `" + name + "`")
 			c.Close()
@@ -421,7 +441,7 @@ func sanitize(s string) string {
 // returns how many it killed.
 func (s *Server) KillConnections(tb testing.TB, match func(user, command string) bool) int {
 	tb.Helper()
-	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
+	c, err := s.connect("")
 	if err != nil {
 		tb.Fatalf("mysqltest: connecting: %v", err)
 	}
@@ -450,7 +470,7 @@ func (s *Server) KillConnections(tb testing.TB, match func(user, command string)
 // WaitReady polls until the server answers or ctx ends.
 func (s *Server) WaitReady(ctx context.Context) error {
 	for {
-		c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, "")
+		c, err := s.connect("")
 		if err == nil {
 			c.Close()
 			return nil
