@@ -89,8 +89,8 @@ func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
 type serverInfo struct {
 	flavor   string // gmysql.MariaDBFlavor or gmysql.MySQLFlavor
 	serverID uint32
-	metaFull bool // binlog_row_metadata=FULL
-	gtidMode bool // the server has GTIDs to resume from
+	metaFull bool              // binlog_row_metadata=FULL
+	gtidMode bool              // the server has GTIDs to resume from
 	charsets map[uint64]string // collation id → character set
 }
 
