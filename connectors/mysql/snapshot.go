@@ -164,8 +164,9 @@ func (sn *snapshotter) openTable(ctx context.Context) (skip bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if t == nil { // dropped meanwhile
-		return true, nil
+	if t == nil {
+		return false, fmt.Errorf("%w: %s.%s was dropped after the snapshot started (at %s), so its rows as of the snapshot cannot be read; restart the connector: the new snapshot leaves the table out, and the binlog carries its changes and its DROP from the snapshot's position on",
+			ErrTableDropped, db, name, sn.start)
 	}
 	sk, err := t.resolve(sn.s.cfg)
 	if err == nil {

@@ -78,6 +78,10 @@ var ErrUnsupportedColumn = errors.New("unsupported column type")
 // no_primary_key is "fail".
 var ErrNoPrimaryKey = errors.New("table has no primary key")
 
+// ErrTableDropped is wrapped when a captured table is dropped while the
+// snapshot is reading the tables.
+var ErrTableDropped = errors.New("table dropped during the snapshot")
+
 // ErrSchemaMismatch is wrapped when binlog rows cannot be decoded with the
 // known schema (a server without binlog_row_metadata=FULL whose live
 // schema moved on).
