@@ -49,7 +49,7 @@ func sha(salt, v string) string {
 func TestColumnRules(t *testing.T) {
 	e := newEnv(t)
 	e.exec("CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(40), email VARCHAR(80), card VARCHAR(20), pin INT, "+
-		"score DECIMAL(5,2), bio TEXT, notes TEXT, secret BLOB, shape GEOMETRY NULL)",
+		"score DECIMAL(5,2), bio TEXT, notes TEXT, secret BLOB, shape GEOMETRY NULL) DEFAULT CHARSET=utf8mb4",
 		"INSERT INTO people VALUES (1,'Zoë','zoe@example.com','4111-1111',1234,12.50,'héllo wörld','n1','s1',NULL),"+
 			"(2,'李雷',NULL,NULL,NULL,NULL,'短い',NULL,NULL,NULL)",
 		"CREATE TABLE other (id INT PRIMARY KEY, v INT)", "INSERT INTO other VALUES (1,1)")
