@@ -289,7 +289,11 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	tp := TopicPartition{topic, partition}
 	m.mu.Lock()
 	l, ok := m.logs[tp]
+	if !ok {
+		l, ok = m.loaded[tp]
+	}
 	delete(m.logs, tp)
+	delete(m.loaded, tp)
 	m.mu.Unlock()
 	if ok {
 		return l.Delete()

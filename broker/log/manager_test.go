@@ -276,4 +276,22 @@ func TestLoadExistingRecoversInParallel(t *testing.T) {
 	if n := logs.FilterMessageSnippet("recovered partition log").Len(); n != 8 {
 		t.Fatalf("Open recovered again: %d recovery lines", n)
 	}
+	// A loaded partition never claimed can still be deleted.
+	if err := m2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m3, err := NewManager(disk, "/data", ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m3.Close()
+	if err := m3.LoadExisting(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m3.Delete("events", 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := disk.Stat("/data/events-3"); err == nil {
+		t.Fatal("deleted partition's directory is still there")
+	}
 }
