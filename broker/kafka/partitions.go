@@ -151,7 +151,7 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 		}
 		res, err := s.cfg.BrokerConfig.Resolve(t.Configs)
 		if err != nil {
-			s.log.Error("topic has invalid config overrides; using broker defaults", zap.String("topic", t.Name), zap.Error(err))
+			s.errs.Log("config/"+t.Name, err.Error(), "topic has invalid config overrides; using broker defaults", zap.String("topic", t.Name), zap.Error(err))
 			res, _ = s.cfg.BrokerConfig.Resolve(nil)
 		}
 		ts := &topicState{name: t.Name, id: t.ID, meta: t, cfg: res}

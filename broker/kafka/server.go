@@ -129,8 +129,10 @@ type Server struct {
 	groupEpochs map[int32]int32 // offsets partition -> leader epoch it was loaded in (groupMu)
 	now         func() time.Time
 	fs          vfs.FS
-	// warn says recurring storage warnings once per partition and state.
-	warn *repeatlog.Limiter
+	// warn and errs say recurring warnings and errors (storage failures,
+	// bad topic configs met at every metadata change) once per partition
+	// or topic and state, with counts.
+	warn, errs *repeatlog.Limiter
 
 	ctx    context.Context // cancelled at shutdown: long polls return
 	cancel context.CancelFunc
@@ -178,6 +180,7 @@ func New(cfg Config) (*Server, error) {
 		s.now = time.Now
 	}
 	s.warn = repeatlog.New(lg, zap.WarnLevel, 0, s.now)
+	s.errs = repeatlog.New(lg, zap.ErrorLevel, 0, s.now)
 	if s.fs = cfg.FS; s.fs == nil {
 		s.fs = vfs.OS
 	}
@@ -377,6 +380,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if first {
 		s.replicas.Close()
 		s.parts.closeAll()
+		s.warn.Flush()
+		s.errs.Flush()
 	}
 	return err
 }
