@@ -163,7 +163,11 @@ func StorageMoves(im *metadata.Image, id int32) []metadata.Record {
 				}
 				continue
 			}
-			switch leader := electFrom(im, p.Replicas, isr, id); {
+			leader := electFrom(im, p.Replicas, isr, id)
+			if !failed && leader >= 0 && !im.Writable(leader) {
+				leader = -1 // another full broker would serve no better
+			}
+			switch {
 			case leader >= 0:
 				out = append(out, change(t, i, leader, p.LeaderEpoch+1, isr))
 			case failed:

@@ -42,6 +42,19 @@ func TestStorageFullMovesLeadershipAndISR(t *testing.T) {
 		t.Fatalf("after 2 is fenced:\n got %s\nwant %s", got, want)
 	}
 	im = apply(t, im, UnfenceBroker(im, 2, nil)...)
+	// With the other replica full too (and so out of the ISR), leadership
+	// stays where it is: no churn between full brokers. Once the leader's
+	// directory fails as well, the partition goes offline.
+	full := cluster(t, []int32{1, 2}, []int32{1, 2})
+	full = apply(t, full, RegisterBroker(full, reg(2, metadata.StorageFull), nil)...)
+	full = apply(t, full, RegisterBroker(full, reg(1, metadata.StorageFull), nil)...)
+	if got, want := show(full), "p0 L1 e0 [1]"; got != want {
+		t.Fatalf("both full:\n got %s\nwant %s", got, want)
+	}
+	full = apply(t, full, RegisterBroker(full, reg(1, metadata.StorageFailed), nil)...)
+	if got, want := show(full), "p0 L-1 e1 [1]"; got != want {
+		t.Fatalf("1 failed, 2 full and out of the ISR:\n got %s\nwant %s", got, want)
+	}
 	// Writable again: registration changes, nothing else (p4 is 2's).
 	rs := RegisterBroker(im, reg(1, metadata.StorageOK), nil)
 	if len(rs) != 1 {
