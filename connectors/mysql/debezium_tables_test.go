@@ -170,8 +170,7 @@ var dzAllTables = []dzTable{
 		name: "dz_geo",
 		create: `CREATE TABLE dz_geo (id INT PRIMARY KEY, g GEOMETRY NULL, p POINT NULL, ls LINESTRING NULL,
 			poly POLYGON NULL, mp MULTIPOINT NULL, gc GEOMETRYCOLLECTION NULL, s4326 GEOMETRY REF_SYSTEM_ID=4326 NULL)`,
-		weirPending: "weir fails on spatial columns (ErrUnsupportedColumn: 'column dz_geo.g is geometry'); issue 13, Build 2",
-		cols:        []string{"g", "p", "ls", "poly", "mp", "gc", "s4326"},
+		cols: []string{"g", "p", "ls", "poly", "mp", "gc", "s4326"},
 		rows: [][]string{
 			{"ST_GeomFromText('POINT(1 2)')", "ST_GeomFromText('POINT(-1.5 2.25)')",
 				"ST_GeomFromText('LINESTRING(0 0,1 1,2 3.5)')",
