@@ -266,11 +266,14 @@ func selectChunk(c *client.Conn, t *tableState, after [][]byte, limit int, fn fu
 		if i > 0 {
 			q.WriteByte(',')
 		}
-		if c.Kind == kFloat {
+		switch {
+		case c.Skip:
+			q.WriteString("NULL") // left out (excluded, unsupported): not read, positions kept
+		case c.Kind == kFloat:
 			// The text protocol prints a FLOAT with 6 significant
 			// digits; as a DOUBLE it is printed exactly.
 			q.WriteString("(" + quoteIdent(c.Name) + " + 0e0)")
-		} else {
+		default:
 			q.WriteString(quoteIdent(c.Name))
 		}
 	}
