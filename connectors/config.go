@@ -237,9 +237,9 @@ func normalize(f Field, v any) (any, error) {
 				s, ok := e.(string)
 				if !ok {
 					// Numbers and bools are written naturally ({ n = 12 }).
-					switch e.(type) {
+					switch v := e.(type) {
 					case bool:
-						s, ok = strconv.FormatBool(e.(bool)), true
+						s, ok = strconv.FormatBool(v), true
 					case int, int32, int64, float64:
 						if i, err := toInt(e); err == nil {
 							s, ok = strconv.FormatInt(i, 10), true

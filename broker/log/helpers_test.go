@@ -3,7 +3,6 @@ package log
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -170,5 +169,3 @@ func waitFor(t testing.TB, timeout time.Duration, cond func() error) {
 }
 
 var errNotYet = errors.New("not yet")
-
-func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

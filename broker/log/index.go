@@ -184,36 +184,3 @@ func (b *indexBuilder) finish() {
 		b.appendTime(b.maxTs, b.lastRel)
 	}
 }
-
-// loadBuilder reconstructs a builder from index bytes of a segment whose
-// log size, max timestamp and next offset are known (clean reopen).
-func loadBuilder(base int64, interval int32, idx, tidx []byte, size, maxTs, nextOffset, firstTs int64) *indexBuilder {
-	b := newIndexBuilder(base, interval)
-	b.idx = append([]byte(nil), idx...)
-	b.tidx = append([]byte(nil), tidx...)
-	b.size = size
-	b.nextOffset = nextOffset
-	b.firstTs = firstTs
-	b.maxTs = maxTs
-	if size > 0 {
-		b.batches = 1 // unknown exact count; only "non-empty" matters
-	}
-	if n := len(b.idx) / offsetEntrySize; n > 0 {
-		rel, pos := offsetEntry(b.idx, n-1)
-		b.lastRel = rel
-		b.bytesSince = size - int64(pos)
-	} else {
-		b.bytesSince = size
-	}
-	if n := len(b.tidx) / timeEntrySize; n > 0 {
-		ts, rel := timeEntry(b.tidx, n-1)
-		b.lastTs = ts
-		if rel > b.lastRel {
-			b.lastRel = rel
-		}
-		if ts > b.maxTs {
-			b.maxTs = ts
-		}
-	}
-	return b
-}

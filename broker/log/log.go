@@ -2,7 +2,6 @@ package log
 
 import (
 	"fmt"
-	"math"
 	"path"
 	"sort"
 	"sync"
@@ -50,7 +49,6 @@ type Log struct {
 	logStart      int64
 	recoveryPoint int64      // offsets below are known durable
 	ckWritten     checkpoint // content of the last checkpoint written or read
-	unflushedMsgs int64
 	lastFlush     time.Time
 	notify        chan struct{}
 	epochs        []EpochEntry // leader-epoch cache (epochs.go)
@@ -325,6 +323,3 @@ func (l *Log) goOffline(cause error) error {
 	}
 	return err
 }
-
-// maxInt64 is "unlimited".
-const maxInt64 = math.MaxInt64

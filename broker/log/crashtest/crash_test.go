@@ -64,13 +64,6 @@ type attempt struct {
 	unknown bool
 }
 
-type run struct {
-	t        *testing.T
-	mem      *vfs.MemFS
-	fs       *vfs.FaultFS
-	attempts []attempt
-}
-
 // workload appends steps batches (odd steps idempotent), retrying a failed
 // append once as a client would, snapshots producer state every 5 steps,
 // and stops when an append fails twice. afterFail, if set, is called once
