@@ -34,9 +34,14 @@ type loader struct {
 	wg   sync.WaitGroup
 }
 
-func startLoader(t *testing.T, c *Cluster, topic string, parts int) *loader {
-	l := &loader{t: t, topic: topic, acked: make([][]int, parts), next: make([]int, parts), stop: make(chan struct{}),
-		cl: c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30*time.Second), kgo.MaxBufferedRecords(256))}
+// loaderOpts are the producer options of a loader's client.
+func loaderOpts() []kgo.Opt {
+	return []kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RecordDeliveryTimeout(30 * time.Second), kgo.MaxBufferedRecords(256),
+		kgo.ProducerBatchCompression(kgo.NoCompression())} // 1 KiB on disk per record
+}
+
+func startLoader(t *testing.T, cl *kgo.Client, topic string, parts int) *loader {
+	l := &loader{t: t, topic: topic, acked: make([][]int, parts), next: make([]int, parts), stop: make(chan struct{}), cl: cl}
 	pad := make([]byte, 1000)
 	for p := 0; p < parts; p++ {
 		l.wg.Add(1)
@@ -117,7 +122,7 @@ func (l *loader) finish() [][]int {
 // rejoins every ISR; nothing acknowledged is lost or duplicated.
 func TestDiskFullBrokerHandsOverLeadership(t *testing.T) {
 	t.Parallel()
-	fs := smallfs.Mount(t, 24<<20)
+	fs := smallfs.Mount(t, 64<<20) // room for what the producers write after space is freed
 	// A long lag time: leaving the ISRs must come from the disk report,
 	// not from the lag check.
 	c := NewCluster(t, Brokers(3), LogDir(1, fs.Dir), LagTime(30*time.Second))
@@ -134,7 +139,7 @@ func TestDiskFullBrokerHandsOverLeadership(t *testing.T) {
 	}
 
 	fs.Fill(3 << 20) // about 3,000 records' room on broker 1: a segment roll each
-	ld := startLoader(t, c, "full", parts)
+	ld := startLoader(t, c.Client(loaderOpts()...), "full", parts)
 	c.WaitFor(30*time.Second, func() error {
 		if st := c.Broker(1).Storage(); st != metadata.StorageFull {
 			return fmt.Errorf("broker 1's log directory is %q (%d records acknowledged)", st, ld.count())

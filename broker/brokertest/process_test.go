@@ -40,6 +40,7 @@ type procNode struct {
 	ctrlAddr  string
 	dataDir   string
 	logPath   string
+	args      []string // extra arguments of this node
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -96,10 +97,17 @@ func freePort(t *testing.T) string {
 
 func newProcCluster(t *testing.T, n int, extra ...string) *procCluster {
 	t.Helper()
+	return newProcClusterArgs(t, n, nil, extra...)
+}
+
+// newProcClusterArgs is newProcCluster with more arguments for some
+// nodes (by node id), given at every start.
+func newProcClusterArgs(t *testing.T, n int, nodeArgs map[int32][]string, extra ...string) *procCluster {
+	t.Helper()
 	c := &procCluster{t: t, bin: buildWeir(t), dir: t.TempDir()}
 	var vs []string
 	for i := 0; i < n; i++ {
-		nd := &procNode{id: int32(i + 1), kafkaAddr: freePort(t), ctrlAddr: freePort(t)}
+		nd := &procNode{id: int32(i + 1), kafkaAddr: freePort(t), ctrlAddr: freePort(t), args: nodeArgs[int32(i+1)]}
 		nd.dataDir = filepath.Join(c.dir, "data"+strconv.Itoa(i+1))
 		nd.logPath = filepath.Join(c.dir, "broker"+strconv.Itoa(i+1)+".log")
 		c.nodes = append(c.nodes, nd)
@@ -136,7 +144,7 @@ func (c *procCluster) start(nd *procNode, extra ...string) {
 	args := []string{"broker", "--node-id", strconv.Itoa(int(nd.id)), "--data-dir", nd.dataDir,
 		"--kafka-addr", nd.kafkaAddr, "--controller-addr", nd.ctrlAddr, "--controller-voters", c.voters,
 		"--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-format", "json"}
-	args = append(args, extra...)
+	args = append(append(args, nd.args...), extra...)
 	logf, err := os.OpenFile(nd.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		c.t.Error(err)
