@@ -27,20 +27,18 @@ import (
 type Option func(*options)
 
 type options struct {
-	brokers        int
-	lag            time.Duration
-	session        time.Duration
-	heartbeat      time.Duration
-	raftTimeout    time.Duration
-	fetchWait      time.Duration
-	preferred      time.Duration
-	brokerConfigs  map[string]string
-	logLevel       zap.AtomicLevel
-	logLevelIsSet  bool
-	logTee         zapcore.Core
-	logDirs        map[int32]string
-	dataDirs       []string
-	controllerDirs []string
+	brokers       int
+	lag           time.Duration
+	session       time.Duration
+	heartbeat     time.Duration
+	raftTimeout   time.Duration
+	fetchWait     time.Duration
+	preferred     time.Duration
+	brokerConfigs map[string]string
+	logLevel      zap.AtomicLevel
+	logLevelIsSet bool
+	logTee        zapcore.Core
+	logDirs       map[int32]string
 }
 
 // Brokers sets the number of brokers (default 3); every one is a voter of

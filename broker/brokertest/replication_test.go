@@ -2,7 +2,6 @@ package brokertest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"slices"
@@ -347,8 +346,6 @@ func TestMetadataConvergesAfterBrokerLossAndReturn(t *testing.T) {
 	c.Restart(gone)
 	c.WaitFor(30*time.Second, func() error { return check(3, true) })
 }
-
-var errNotYet = errors.New("not yet")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
