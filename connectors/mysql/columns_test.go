@@ -47,6 +47,7 @@ func sha(salt, v string) string {
 // block, in the snapshot and the binlog path, in the records and in the
 // registered Avro schema.
 func TestColumnRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.exec("CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(40), email VARCHAR(80), card VARCHAR(20), pin INT, "+
 		"score DECIMAL(5,2), bio TEXT, notes TEXT, secret BLOB, shape GEOMETRY NULL) DEFAULT CHARSET=utf8mb4",
@@ -166,6 +167,7 @@ func TestColumnRules(t *testing.T) {
 // TestColumnRuleErrors: rules a table cannot take stop the source with an
 // error naming the table, the column and the setting; nothing is sent.
 func TestColumnRuleErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.exec("CREATE TABLE t1 (id INT, k2 INT, v VARCHAR(10), n INT, PRIMARY KEY (id, k2))", "INSERT INTO t1 VALUES (1,1,'a',1)",
 		"CREATE TABLE nopk (a INT, b VARCHAR(10))")

@@ -24,6 +24,7 @@ import (
 // topic is created as declared, and only the table with a block is
 // captured.
 func TestPipelineTableBlocks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.exec("CREATE TABLE cust (id INT PRIMARY KEY, email VARCHAR(80), notes TEXT)",
 		"INSERT INTO cust VALUES (1,'a@example.com','private one'),(2,'b@example.com','private two')",
