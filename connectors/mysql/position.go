@@ -33,6 +33,7 @@ type Position struct {
 	Skip int    `json:"n,omitempty"`
 
 	Snap *SnapPos `json:"s,omitempty"`
+	Inc  *IncPos  `json:"i,omitempty"` // incremental snapshots under way (incremental.go)
 }
 
 // SnapPos is the snapshot's progress.
@@ -62,18 +63,7 @@ func (p Position) encode() []byte {
 	if sp := p.Snap; sp != nil {
 		b = append(b, `,"s":{"t":`...)
 		b = appendJSONString(b, sp.Table)
-		if len(sp.Key) > 0 {
-			b = append(b, `,"k":[`...)
-			for i, k := range sp.Key {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, '"')
-				b = base64.StdEncoding.AppendEncode(b, k)
-				b = append(b, '"')
-			}
-			b = append(b, ']')
-		}
+		b = appendKey(b, sp.Key)
 		if sp.Done {
 			b = append(b, `,"d":true`...)
 		}
@@ -83,7 +73,36 @@ func (p Position) encode() []byte {
 		}
 		b = append(b, '}')
 	}
+	if ip := p.Inc; ip != nil {
+		b = append(b, `,"i":{"t":[`...)
+		for i, t := range ip.Tables {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, t)
+		}
+		b = append(b, ']')
+		b = appendKey(b, ip.Key)
+		b = append(b, '}')
+	}
 	return append(b, '}')
+}
+
+// appendKey appends ,"k":[base64...] for a non-empty key.
+func appendKey(b []byte, key [][]byte) []byte {
+	if len(key) == 0 {
+		return b
+	}
+	b = append(b, `,"k":[`...)
+	for i, k := range key {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, k)
+		b = append(b, '"')
+	}
+	return append(b, ']')
 }
 
 func appendJSONString(b []byte, s string) []byte {
@@ -119,6 +138,9 @@ func (p Position) String() string {
 	}
 	if p.Snap != nil {
 		s += " snapshot " + p.Snap.Table
+	}
+	if p.Inc != nil {
+		s += " incremental snapshot of " + strings.Join(p.Inc.Tables, ", ")
 	}
 	return s
 }

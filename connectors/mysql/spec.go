@@ -39,6 +39,9 @@ var Kind = &connectors.Kind{
 			{Name: "heartbeat_topic", Type: connectors.String, Default: "__weir-heartbeat.{server}", Doc: "topic of heartbeat records (JSON) that carry the position forward while captured tables are idle"},
 			{Name: "heartbeat_interval", Type: connectors.Duration, Default: "10s", Doc: "heartbeat period (also the server's binlog heartbeat); 0 disables heartbeat records"},
 			{Name: "tombstones", Type: connectors.Bool, Default: true, Doc: "emit a tombstone (null value) after each delete, for compacted topics"},
+			{Name: "signal_table", Type: connectors.String, Default: "", Doc: "db.table of the signal table (Debezium's layout: id, type, data; created when missing; the user needs INSERT and UPDATE on it): enables incremental snapshots while streaming, requested by execute-snapshot signals (SQL or weir connector snapshot); empty: off"},
+			{Name: "incremental_snapshot_chunk_rows", Type: connectors.Int, Default: 1024, Doc: "rows per chunk of an incremental snapshot (held in memory between the chunk's watermarks)"},
+			{Name: "snapshot_added_tables", Type: connectors.Bool, Default: true, Doc: "with signal_table: on start, tables the include/exclude settings capture now but did not at the last start are snapshotted incrementally"},
 			{Name: "connect_timeout", Type: connectors.Duration, Default: "10s", Doc: "timeout of connecting to the server"},
 		},
 		Blocks: []connectors.Block{tableBlock}, // columns.go
@@ -61,6 +64,14 @@ var Kind = &connectors.Kind{
 						return fmt.Errorf("setting %q: bad pattern %q: %v", k, p, err)
 					}
 				}
+			}
+			if st := c.String("signal_table"); st != "" {
+				if db, t, ok := strings.Cut(st, "."); !ok || db == "" || t == "" || strings.Contains(t, ".") {
+					return fmt.Errorf("setting %q: %q is not a db.table name", "signal_table", st)
+				}
+			}
+			if c.Int("incremental_snapshot_chunk_rows") < 1 {
+				return fmt.Errorf("setting %q must be at least 1", "incremental_snapshot_chunk_rows")
 			}
 			if !strings.Contains(c.String("topic_template"), "{table}") {
 				return fmt.Errorf("setting %q must contain {table} (one topic per table)", "topic_template")
@@ -109,6 +120,10 @@ type Config struct {
 	// Tables are the table blocks by "db.table" (columns.go): captured
 	// tables and their column rules.
 	Tables map[string]*TableRules
+
+	SignalTable          string // db.table; "" disables incremental snapshots
+	IncrementalChunkRows int
+	SnapshotAddedTables  bool
 }
 
 func configFrom(name string, c connectors.Config) (Config, error) {
@@ -124,7 +139,9 @@ func configFrom(name string, c connectors.Config) (Config, error) {
 		TopicTemplate: c.String("topic_template"), SchemaChangeTopic: c.String("schema_change_topic"),
 		HeartbeatTopic: c.String("heartbeat_topic"), HeartbeatInterval: c.Duration("heartbeat_interval"),
 		Tombstones: c.Bool("tombstones"), ConnectTimeout: c.Duration("connect_timeout"),
-		Tables: tablesFrom(c),
+		Tables:      tablesFrom(c),
+		SignalTable: c.String("signal_table"), IncrementalChunkRows: int(c.Int("incremental_snapshot_chunk_rows")),
+		SnapshotAddedTables: c.Bool("snapshot_added_tables"),
 	}
 	return cfg.withDefaults(), nil
 }
@@ -176,6 +193,9 @@ func (c Config) withDefaults() Config {
 	if c.TopicTemplate == "" {
 		c.TopicTemplate = "{server}.{db}.{table}"
 	}
+	if c.IncrementalChunkRows <= 0 {
+		c.IncrementalChunkRows = 1024
+	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 10 * time.Second
 	}
@@ -217,6 +237,9 @@ func (c Config) captureTable(db, table string) bool {
 		return false
 	}
 	full := db + "." + table
+	if full == c.SignalTable {
+		return false
+	}
 	_, block := c.Tables[full]
 	if (len(c.IncludeTables) > 0 || len(c.Tables) > 0) && !block && !matchAny(c.IncludeTables, full) {
 		return false // table blocks and include_tables name the captured tables

@@ -45,6 +45,7 @@ type streamer struct {
 	skip     int // records of the first transaction already emitted before a restart
 	held     *change
 
+	inc    *incremental           // incremental snapshots (incremental.go)
 	tables map[string]*tableState // TableMapEvent fingerprint → table
 	live   map[string]*Table      // db.table → live schema (servers without FULL metadata)
 	lastHB time.Time
@@ -74,13 +75,20 @@ func (s *Source) beginStream(ctx context.Context, from Position) (*streamer, err
 		return nil, err
 	}
 	err = s.checkPurged(c, from)
+	if err == nil && s.cfg.SignalTable != "" {
+		err = s.ensureSignalTable(c)
+		if err == nil && s.cfg.SnapshotAddedTables {
+			err = s.snapshotAddedTables(c)
+		}
+	}
 	c.Close()
 	if err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	st := &streamer{s: s, ch: make(chan *replication.BinlogEvent, 1024), errc: make(chan error, 1), stop: cancel,
-		file: from.File, skip: from.Skip, tables: map[string]*tableState{}, live: map[string]*Table{}, lastHB: time.Now()}
+		file: from.File, skip: from.Skip, tables: map[string]*tableState{}, live: map[string]*Table{}, lastHB: time.Now(),
+		inc: newIncremental(s, from.Inc)}
 	st.boundary = Position{File: from.File, Pos: from.Pos, GTID: from.GTID}
 	if s.si.gtidMode {
 		g := from.GTID
@@ -132,6 +140,7 @@ func (s *Source) beginStream(ctx context.Context, from Position) (*streamer, err
 
 func (st *streamer) close() {
 	st.stop()
+	st.inc.close()
 	if st.syncer != nil {
 		st.syncer.Close()
 	}
@@ -146,6 +155,9 @@ func (st *streamer) poll(ctx context.Context, buf []connectors.SourceRecord) ([]
 	timer := time.NewTimer(time.Second)
 	defer timer.Stop()
 	for len(buf)-n0 < maxPollRecords {
+		if err := st.inc.next(ctx); err != nil {
+			return buf, err
+		}
 		var e *replication.BinlogEvent
 		select {
 		case e = <-st.ch:
@@ -184,10 +196,12 @@ func (st *streamer) heartbeat(buf []connectors.SourceRecord) ([]connectors.Sourc
 	}
 	key, _ := json.Marshal(map[string]string{"server": s.cfg.ServerName})
 	val, _ := json.Marshal(map[string]any{"ts_ms": time.Now().UnixMilli(), "file": st.boundary.File, "pos": st.boundary.Pos, "gtid": st.boundary.GTID})
-	s.pos = st.boundary
+	p := st.boundary
+	p.Inc = st.inc.pos
+	s.pos = p
 	s.sc.Metrics().Event("heartbeat")
 	return append(buf, connectors.SourceRecord{Topic: s.cfg.expand(s.cfg.HeartbeatTopic, "", ""), Key: key, Value: val,
-		SourcePartition: SourcePartition, Position: st.boundary.encode()}), nil
+		SourcePartition: SourcePartition, Position: p.encode()}), nil
 }
 
 func (st *streamer) gsetString() string {
@@ -262,6 +276,9 @@ func (st *streamer) endTx(ctx context.Context, buf []connectors.SourceRecord, h 
 		buf, err = st.release(ctx, buf, true)
 	}
 	st.inTx, st.sawBegin, st.txSeq, st.txGTID, st.skip = false, false, 0, "", 0
+	if err == nil && st.inc.ch != nil && st.inc.ch.closed {
+		buf, err = st.inc.emit(ctx, buf, st.boundary) // the chunk's rows, after its high watermark
+	}
 	return buf, err
 }
 
@@ -286,6 +303,7 @@ func (st *streamer) release(ctx context.Context, buf []connectors.SourceRecord, 
 		if last && i == len(buf)-1 {
 			p = st.boundary
 		}
+		p.Inc = st.inc.pos
 		buf[i].SourcePartition, buf[i].Position = SourcePartition, p.encode()
 		buf[w] = buf[i]
 		w++
@@ -297,6 +315,9 @@ func (st *streamer) release(ctx context.Context, buf []connectors.SourceRecord, 
 
 func (st *streamer) rows(ctx context.Context, buf []connectors.SourceRecord, h *replication.EventHeader, ev *replication.RowsEvent) ([]connectors.SourceRecord, error) {
 	tm := ev.Table
+	if tm != nil && st.s.cfg.SignalTable != "" && string(tm.Schema)+"."+string(tm.Table) == st.s.cfg.SignalTable {
+		return buf, st.signal(ctx, h, ev)
+	}
 	if tm == nil || !st.s.cfg.captureTable(string(tm.Schema), string(tm.Table)) {
 		return buf, nil
 	}
@@ -336,6 +357,7 @@ func (st *streamer) rows(ctx context.Context, buf []connectors.SourceRecord, h *
 				return buf, fmt.Errorf("row %d of the event at %s:%d: %w", i/step, st.file, start, err)
 			}
 		}
+		st.inc.changed(t, ch.before, ch.after)
 		if st.held != nil {
 			if buf, err = st.release(ctx, buf, false); err != nil {
 				return buf, err
@@ -495,6 +517,7 @@ func (st *streamer) ddl(buf []connectors.SourceRecord, h *replication.EventHeade
 	} else {
 		next.GTID = st.gsetString()
 	}
+	next.Inc = st.inc.pos
 	s.pos = next
 	return append(buf, connectors.SourceRecord{Topic: s.cfg.expand(s.cfg.SchemaChangeTopic, db, table), Key: key, Value: val,
 		Timestamp: time.Unix(int64(h.Timestamp), 0), SourcePartition: SourcePartition, Position: next.encode(),
