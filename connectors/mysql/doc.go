@@ -12,6 +12,9 @@
 //	             mask, hash and truncation rules
 //	source.go    Source: the snapshot → streaming state machine, restarts
 //	snapshot.go  consistent snapshot, chunked by primary key, resumable
+//	incremental.go  incremental snapshots while streaming (DBLog watermarks)
+//	signal.go    the signal table: execute-snapshot / stop-snapshot signals,
+//	             watermarks, tables added to capture
 //	stream.go    binlog streaming: transactions, positions, DDL, heartbeats
 //	table.go     table schemas (from TableMapEvent metadata or
 //	             information_schema), Avro schemas of keys and envelopes
@@ -38,6 +41,32 @@
 // TestSnapshotHandOff with writes running during the snapshot). Chunks
 // are ordered by primary key; an interrupted snapshot continues after
 // the last acknowledged key.
+//
+// # Incremental snapshots
+//
+// With signal_table set (db.table, Debezium's id/type/data layout, created
+// when missing; the user needs INSERT and UPDATE on it, CREATE to create
+// it), a table is snapshotted again — or for the first time, when it is
+// added to include_tables — while the binlog stream goes on, without
+// losing or reordering a change: the watermark algorithm of DBLog that
+// Debezium's incremental snapshots run (incremental.go). Chunks of
+// incremental_snapshot_chunk_rows rows, in primary key order, are
+// SELECTed between a low and a high watermark the source upserts into the
+// signal table (so they appear in the binlog in commit order); rows whose
+// keys change between the watermarks are dropped from the chunk (the
+// binlog carries them), the rest are emitted as op "r" with
+// source.snapshot "incremental" and the high watermark's version. A
+// request is a row the user inserts (type execute-snapshot, data
+// {"data-collections": ["db.t"], "type": "incremental"}), or writes with
+// `weir connector snapshot SOURCE --table db.t`, or one the source writes
+// itself on start for tables its include/exclude settings capture now but
+// did not at its last start (snapshot_added_tables). Requests are read
+// from the binlog, so they reach a source in order wherever they were
+// written; progress (queue and last key) is in every Position, so a
+// restarted source resumes at the last acknowledged chunk. Tables without
+// a primary key cannot be snapshotted incrementally (logged, skipped).
+// The binlog must contain the signal table's changes (no
+// binlog-ignore-db for its database).
 //
 // # Positions
 //
