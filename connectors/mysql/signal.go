@@ -130,26 +130,14 @@ func (s *Source) capturedTables(c *client.Conn, cfg Config, pats []string) ([]st
 // table to act on); it never stops the stream.
 func (in *incremental) request(ctx context.Context, id, typ, data string) error {
 	s := in.s
-	var d signalData
-	if err := json.Unmarshal([]byte(data), &d); err != nil {
-		s.log.Warn("signal ignored: data is not JSON", zap.String("id", id), zap.String("type", typ), zap.Error(err))
+	d, err := parseSignal(data)
+	if err != nil {
+		s.log.Warn("signal ignored", zap.String("id", id), zap.String("type", typ), zap.Error(err))
 		s.sc.Metrics().Event("signal_invalid")
 		return nil
 	}
 	if d.Source != "" && d.Source != s.cfg.Name {
 		return nil
-	}
-	if d.Type != "" && !strings.EqualFold(d.Type, "incremental") {
-		s.log.Warn("signal ignored: only incremental snapshots run while streaming", zap.String("id", id), zap.String("type", d.Type))
-		s.sc.Metrics().Event("signal_invalid")
-		return nil
-	}
-	for _, p := range d.Collections {
-		if _, err := path.Match(p, ""); err != nil {
-			s.log.Warn("signal ignored: bad table pattern", zap.String("id", id), zap.String("pattern", p), zap.Error(err))
-			s.sc.Metrics().Event("signal_invalid")
-			return nil
-		}
 	}
 	if typ == SignalStopSnapshot {
 		keep := in.tables[:0:0]
@@ -194,6 +182,24 @@ func (in *incremental) request(ctx context.Context, id, typ, data string) error 
 	}
 	in.progress()
 	return nil
+}
+
+// parseSignal decodes the data of an execute-snapshot or stop-snapshot
+// signal.
+func parseSignal(data string) (signalData, error) {
+	var d signalData
+	if err := json.Unmarshal([]byte(data), &d); err != nil {
+		return d, fmt.Errorf("data %.200q is not a JSON object {\"data-collections\": [...], \"type\": \"incremental\"}: %v", data, err)
+	}
+	if d.Type != "" && !strings.EqualFold(d.Type, "incremental") {
+		return d, fmt.Errorf("snapshot type %q: only incremental snapshots run while streaming", d.Type)
+	}
+	for _, p := range d.Collections {
+		if _, err := path.Match(p, ""); err != nil {
+			return d, fmt.Errorf("data-collections: bad table pattern %q: %v", p, err)
+		}
+	}
+	return d, nil
 }
 
 // writeSignal inserts a signal row (inside the caller's transaction, if
@@ -300,6 +306,11 @@ func (s *Source) RequestSnapshot(ctx context.Context, tables []string, stop bool
 	defer c.Close()
 	if err := s.ensureSignalTable(c); err != nil {
 		return "", err
+	}
+	for _, p := range tables {
+		if _, err := path.Match(p, ""); err != nil {
+			return "", fmt.Errorf("connector %q: bad table pattern %q: %v", s.cfg.Name, p, err)
+		}
 	}
 	typ := SignalExecuteSnapshot
 	if stop {
