@@ -19,6 +19,8 @@
 //	table.go     table schemas (from TableMapEvent metadata or
 //	             information_schema), Avro schemas of keys and envelopes
 //	convert.go   column values → Avro native values (both paths agree)
+//	charset.go   utf8mb4 sessions (checked), binlog text decoding
+//	wkt.go       spatial values (SRID + WKB) → (E)WKT
 //	records.go   keys, envelopes, tombstones, PK changes, canal FlatMessage
 //	position.go  Position (stored by the runtime), Version
 //	conn.go      connecting, server checks, error classification
@@ -112,18 +114,64 @@
 // true on its last record — transaction boundaries. A delete is followed
 // by a tombstone (tombstones = true). An update that changes the primary
 // key becomes a delete of the old key, its tombstone, and a create of the
-// new key. Avro types: tinyint..int → int, int unsigned and bigint →
-// long, bigint unsigned → decimal(20,0), decimal(p,s) → decimal(p,s)
-// bytes, float/double, bit → long, year → int, date/time/datetime/
-// timestamp → strings ("2006-01-02", "15:04:05.000", "2006-01-02
-// 15:04:05.000"; timestamp in UTC), char/varchar/text/enum/set → string,
-// binary/varbinary/blob → bytes. Spatial types are unsupported
-// (ErrUnsupportedColumn unless unsupported_columns = "skip"). Tables
-// without a primary key fail (ErrNoPrimaryKey) unless no_primary_key is
+// new key. Types: see "Type mapping" below. Tables without a primary key fail (ErrNoPrimaryKey) unless no_primary_key is
 // "all_columns" (key = every column; any update is a key change) or
 // "skip". format = "canal_json" writes canal FlatMessage JSON instead
 // (one row per message, values as strings, key = JSON object of the
 // primary key).
+//
+// # Type mapping
+//
+// Both paths (snapshot SELECT and binlog rows) give the same value, and
+// TestFidelity compares every type below with what the server itself
+// returns, on a server with MariaDB's built-in defaults (latin1) and on
+// one with utf8mb4 defaults and time_zone America/New_York. JSON is how
+// the Elasticsearch sink (and canal_json) renders the Avro value.
+//
+//	MySQL/MariaDB              Avro                     JSON (Elasticsearch)
+//	tinyint..mediumint, int    int                      number
+//	int unsigned, bigint       long                     number
+//	bigint unsigned            decimal(20,0) bytes      string "18446744073709551615" (exact)
+//	decimal(p,s) ≤ (65,30)     decimal(p,s) bytes       string, exact digits at scale s
+//	float                      float                    number (the stored float; the
+//	                                                    snapshot selects col + 0e0, as the
+//	                                                    text protocol prints 6 digits)
+//	double                     double                   number
+//	bit(1..64)                 long                     number: the bits as an unsigned
+//	                                                    integer; bit(64) ≥ 2^63 is negative
+//	                                                    (two's complement of the same bits)
+//	year                       int                      number (zero year: 0)
+//	date                       string "2006-01-02"      string
+//	time(fsp)                  string "[-]HHH:MM:SS[.f]" string, -838:59:59 to 838:59:59,
+//	                                                    exactly fsp fraction digits
+//	datetime(fsp)              string "2006-01-02 15:04:05[.f]"  wall clock, never shifted
+//	timestamp(fsp)             string, same layout, UTC  the instant in UTC
+//	zero dates (0000-00-00, 2024-00-00, 0000-00-00 00:00:00, sql_mode permitting)
+//	                           the same string as the server prints (never an error,
+//	                           never NULL); the zero timestamp too
+//	char/varchar/text          string (UTF-8)           string
+//	enum, set                  string: member name(s), "a,c"; '' for the empty value
+//	json                       string (the JSON text)   string
+//	binary/varbinary/blob      bytes (binary(n) padded with 0x00 to n)  base64 string
+//	geometry, point, ...       string: WKT as ST_AsText writes it, "SRID=n;" first
+//	                           when the SRID is not 0 (EWKT)
+//	generated (stored/virtual), MariaDB INVISIBLE columns: like any column
+//
+// Character sets: the connector's sessions are utf8mb4 (SET NAMES
+// utf8mb4, then character_set_client/connection/results are read back;
+// anything else fails with ErrCharset naming what the server answered),
+// so snapshot text is converted by the server. Binlog text is in the
+// column's own character set; weir decodes utf8mb4, utf8mb3, ascii and
+// latin1 (MySQL's latin1 is Windows-1252, with 0x81/0x8D/0x8F/0x90/0x9D
+// as C1 controls), including enum/set member names. A column in any
+// other character set (gbk, sjis, ucs2, ...) is an unsupported column in
+// both paths, never mangled text. Unsupported columns fail with
+// ErrUnsupportedColumn naming the column and type unless
+// unsupported_columns = "skip". MariaDB's UUID and INET6 types are not
+// supported yet: the snapshot reports them as unsupported columns, but
+// the binlog carries only their internal 16 bytes with no type name, so
+// a table first seen in the binlog would deliver those bytes; leave such
+// columns out with exclude_columns.
 //
 // # Table blocks and column rules
 //
@@ -146,7 +194,7 @@
 // fails with ErrColumnRule, as does truncating a non-text column. A rule
 // naming a column the table lacks fails at the snapshot (the live table)
 // and is logged while streaming (older binlog events may predate an ADD
-// COLUMN). Excluding an unsupported column (spatial) avoids its error.
+// COLUMN). Excluding an unsupported column (e.g. UUID) avoids its error.
 //
 // DDL statements of captured databases go to schema_change_topic as JSON
 // {source, db, table, ddl, ts_ms}; heartbeat records (JSON {ts_ms, file,
@@ -174,7 +222,10 @@
 //
 // # Errors
 //
-// Wrong credentials or missing privileges (ErrAuth) and lost connections
+// A server not logging ROW/FULL binlogs or not giving utf8mb4 sessions
+// fails with ErrServerConfig (ErrCharset); a captured table dropped
+// while the snapshot runs fails with ErrTableDropped (restarting takes a
+// snapshot without it). Wrong credentials or missing privileges (ErrAuth) and lost connections
 // (ErrConnection, e.g. the server KILLs the binlog dump) are retriable:
 // the runtime retries with backoff and the source resumes from the last
 // record it returned, so recovery needs no restart.
