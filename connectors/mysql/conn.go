@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 	perrors "github.com/pingcap/errors"
+	"go.uber.org/zap"
 
 	"weir/connectors"
 )
@@ -45,10 +45,13 @@ func myError(err error) *gmysql.MyError {
 // classify wraps a server/connection error with the sentinel that says
 // what to do about it, naming the server and what was being done.
 func (s *Source) classify(what string, err error) error {
+	return s.classifyAt(s.addr(), what, err)
+}
+
+func (s *Source) classifyAt(addr, what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	addr := s.addr()
 	if me := myError(err); me != nil {
 		switch me.Code {
 		case gmysql.ER_ACCESS_DENIED_ERROR, gmysql.ER_DBACCESS_DENIED_ERROR, gmysql.ER_SPECIFIC_ACCESS_DENIED_ERROR,
@@ -68,15 +71,47 @@ func (s *Source) classify(what string, err error) error {
 	return fmt.Errorf("%s on %s: %w: %w: %v", what, addr, ErrConnection, connectors.ErrRetriable, err)
 }
 
-func (s *Source) addr() string { return net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port)) }
+// addr is the server the source is on (host:port).
+func (s *Source) addr() string { return s.servers[s.cur] }
 
-// connect opens a client connection with the connector's credentials.
+// connect opens a client connection with the connector's credentials to
+// the server the source is on. When that server cannot be reached and
+// hosts lists others, it tries them in list order after it (wrapping
+// around) and stays on the first that answers: a failover. The stream
+// then resumes there by GTID (see doc.go, "Failover").
 func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
+	var first error
+	for i := range s.servers {
+		j := (s.cur + i) % len(s.servers)
+		c, err := s.connectTo(ctx, s.servers[j])
+		if err == nil {
+			if j != s.cur {
+				s.log.Warn("server unreachable; failing over to the next server in hosts",
+					zap.String("from", s.servers[s.cur]), zap.String("to", s.servers[j]), zap.Error(first))
+				s.sc.Metrics().Event("failover")
+				s.cur = j
+			}
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if !errors.Is(err, ErrConnection) || ctx.Err() != nil {
+			return nil, err // the server answered (e.g. refused the user): not a reason to move
+		}
+	}
+	if len(s.servers) > 1 {
+		return nil, fmt.Errorf("none of the %d servers in hosts answers (%s): %w", len(s.servers), strings.Join(s.servers, ", "), first)
+	}
+	return nil, first
+}
+
+func (s *Source) connectTo(ctx context.Context, addr string) (*client.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	defer cancel()
-	c, err := client.ConnectWithContext(ctx, s.addr(), s.cfg.User, s.cfg.Password, "", s.cfg.ConnectTimeout)
+	c, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", s.cfg.ConnectTimeout)
 	if err != nil {
-		return nil, s.classify("connecting", err)
+		return nil, s.classifyAt(addr, "connecting", err)
 	}
 	if err := s.sessionCharset(c); err != nil {
 		c.Close()
@@ -153,6 +188,20 @@ func (s *Source) inspect(c *client.Conn) (serverInfo, error) {
 	} else if row, err := queryString(c, "SELECT @@gtid_mode"); err == nil && strings.EqualFold(row[0], "ON") {
 		si.gtidMode = true
 	}
+	if len(s.servers) > 1 {
+		// Failing over needs every server's binlog to hold the changes it
+		// replicated, with their original GTIDs.
+		if !si.gtidMode {
+			return si, fmt.Errorf("%w: %s has no GTIDs (gtid_mode); failing over between the servers in hosts resumes by GTID: set gtid_mode=ON and enforce_gtid_consistency=ON", ErrServerConfig, s.addr())
+		}
+		row, err := queryString(c, "SELECT @@log_slave_updates")
+		if err != nil {
+			return si, s.classify("reading log_slave_updates", err)
+		}
+		if row[0] != "1" && !strings.EqualFold(row[0], "ON") {
+			return si, fmt.Errorf("%w: %s has log_slave_updates off, so its binlog lacks the changes it replicates and the source cannot fail over to or from it; start every server listed in hosts with --log-slave-updates", ErrServerConfig, s.addr())
+		}
+	}
 	return si, nil
 }
 
@@ -172,8 +221,12 @@ func binlogFiles(c *client.Conn) ([]string, error) {
 
 // checkPurged returns an error wrapping ErrBinlogPurged when file is no
 // longer on the server.
+//
+// With several servers (hosts) a GTID position is not checked here: its
+// file names a binlog of whichever server wrote it, and the server the
+// source resumes on reports a GTID it no longer has when the dump starts.
 func (s *Source) checkPurged(c *client.Conn, p Position) error {
-	if p.File == "" {
+	if p.File == "" || len(s.servers) > 1 && p.GTID != "" && s.cfg.PositionMode == "gtid" && s.si.gtidMode {
 		return nil
 	}
 	files, err := binlogFiles(c)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // SourcePartition is the one source partition of a MySQL source: the
@@ -160,9 +162,106 @@ func fileNumber(file string) uint64 {
 }
 
 // Version is the external version of a change at byte offset pos of
-// binlog file (see doc.go): file number << 32 | pos. Rows of one rows
-// event use the event's start offset plus the row's index, which stays
-// below the next event's offset because every row takes at least a byte.
+// binlog file, on servers without GTIDs (see doc.go): file number << 32 |
+// pos. Rows of one rows event use the event's start offset plus the row's
+// index, which stays below the next event's offset because every row
+// takes at least a byte.
 func Version(file string, pos uint64) int64 {
 	return int64(fileNumber(file)<<32 | (pos & 0xffffffff))
+}
+
+// Bits of a GTID version (see doc.go): the GTID count of the executed set
+// after the transaction, and the index of the change in it.
+const (
+	versionChangeBits = 23
+	maxVersionChange  = 1<<versionChangeBits - 1 // 8,388,607
+	maxVersionCount   = 1<<(63-versionChangeBits) - 1
+)
+
+// GTIDVersion is the external version of the change-th change (0-based)
+// of a transaction after which the executed GTID set counts count
+// transactions (gtidCount): count << 23 | change. Changes past
+// maxVersionChange share its version.
+func GTIDVersion(count uint64, change int) int64 {
+	if change > maxVersionChange {
+		change = maxVersionChange
+	}
+	return int64((count&maxVersionCount)<<versionChangeBits | uint64(change))
+}
+
+// gtidCount is what a GTID set counts, equal on every server that holds
+// the same transactions and growing with every transaction along any
+// server's binlog: MariaDB, the sum over domains of the sequence number
+// of the domain's last GTID (sequence numbers grow within a domain);
+// MySQL, the number of GTIDs in the set.
+func gtidCount(g gmysql.GTIDSet) uint64 {
+	var n uint64
+	switch g := g.(type) {
+	case *gmysql.MariadbGTIDSet:
+		for _, servers := range g.Sets {
+			var max uint64
+			for _, id := range servers {
+				if id.SequenceNumber > max {
+					max = id.SequenceNumber
+				}
+			}
+			n += max
+		}
+	case *gmysql.MysqlGTIDSet:
+		for _, u := range g.Sets {
+			for _, in := range u.Intervals {
+				n += uint64(in.Stop - in.Start)
+			}
+		}
+	}
+	return n
+}
+
+// parseGTIDSet parses a stored or server-reported GTID set. A MariaDB set
+// keeps one GTID per domain, the one with the highest sequence number:
+// what @slave_connect_state takes (a set naming two servers in a domain,
+// as one tracked across a failover would, is refused there).
+func parseGTIDSet(flavor, s string) (gmysql.GTIDSet, error) {
+	g, err := gmysql.ParseGTIDSet(flavor, s)
+	if err != nil {
+		return nil, err
+	}
+	if ms, ok := g.(*gmysql.MariadbGTIDSet); ok {
+		for d, servers := range ms.Sets {
+			var last *gmysql.MariadbGTID
+			for _, id := range servers {
+				if last == nil || id.SequenceNumber > last.SequenceNumber {
+					last = id
+				}
+			}
+			ms.Sets[d] = map[uint32]*gmysql.MariadbGTID{last.ServerID: last}
+		}
+	}
+	return g, nil
+}
+
+// addGTID adds a transaction's GTID to the executed set g. In a MariaDB
+// set it becomes its domain's one GTID, whichever server wrote it.
+func addGTID(g gmysql.GTIDSet, gtid string) error {
+	ms, ok := g.(*gmysql.MariadbGTIDSet)
+	if !ok {
+		return g.Update(gtid)
+	}
+	id, err := gmysql.ParseMariadbGTID(gtid)
+	if err != nil {
+		return err
+	}
+	ms.Sets[id.DomainID] = map[uint32]*gmysql.MariadbGTID{id.ServerID: id}
+	return nil
+}
+
+// positionVersion is the version of rows as of binlog position p (a
+// snapshot's): below every change streamed after p.
+func (s *Source) positionVersion(p Position) int64 {
+	if s.si.gtidMode {
+		if g, err := parseGTIDSet(s.si.flavor, p.GTID); err == nil {
+			return GTIDVersion(gtidCount(g), 0)
+		}
+	}
+	return Version(p.File, uint64(p.Pos))
 }

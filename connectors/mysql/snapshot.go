@@ -52,6 +52,8 @@ type snapshotter struct {
 	done   bool     // cur is read completely
 	resume *SnapPos // stored progress to continue from (first table only)
 
+	version int64 // of every row: positionVersion(start)
+
 	held    *change // the newest row read, emitted once the next is known
 	heldPos Position
 }
@@ -121,6 +123,7 @@ func (s *Source) beginSnapshot(ctx context.Context, from *Position) (*snapshotte
 		sn.start = Position{File: from.File, Pos: from.Pos, GTID: from.GTID}
 		sn.resume = from.Snap
 	}
+	sn.version = s.positionVersion(sn.start)
 	r, err := c.Execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
 	if err != nil {
 		return fail("listing tables", err)
@@ -230,7 +233,7 @@ func (sn *snapshotter) poll(ctx context.Context, buf []connectors.SourceRecord) 
 			pos.Snap.Key = key
 		}
 		ch := &change{op: 'r', t: t, after: vals, src: sourceInfo{serverID: sn.s.si.serverID, tsMs: sn.tsMs, snapshot: "true",
-			file: sn.start.File, pos: sn.start.Pos, version: Version(sn.start.File, uint64(sn.start.Pos))}}
+			file: sn.start.File, pos: sn.start.Pos, version: sn.version}}
 		if sn.held != nil {
 			if buf, rerr = sn.release(ctx, buf, sn.heldPos); rerr != nil {
 				return rerr

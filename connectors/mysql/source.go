@@ -26,6 +26,9 @@ type Source struct {
 	log *zap.Logger
 	enc encoder
 
+	servers []string // host:port, in failover order (Config.Hosts or Host:Port)
+	cur     int      // index of the server the source is on
+
 	si      serverInfo
 	started bool
 	pos     Position // position of the last record returned
@@ -41,7 +44,8 @@ type Source struct {
 
 // New returns a source for cfg (zero values take the spec's defaults).
 func New(cfg Config) *Source {
-	return &Source{cfg: cfg.withDefaults()}
+	cfg = cfg.withDefaults()
+	return &Source{cfg: cfg, servers: cfg.servers()}
 }
 
 // Open implements connectors.Source. It does not connect: connecting
@@ -49,6 +53,15 @@ func New(cfg Config) *Source {
 // is retried (ErrRetriable) rather than failing the task.
 func (s *Source) Open(_ context.Context, sc connectors.SourceContext, restored map[string][]byte) error {
 	s.sc, s.log = sc, sc.Logger()
+	if len(s.cfg.Hosts) > 0 {
+		if _, err := parseHosts(s.cfg.Hosts, s.cfg.Port); err != nil {
+			return fmt.Errorf("%w: connector %q: %w", connectors.ErrConfig, s.cfg.Name, err)
+		}
+	}
+	if len(s.servers) > 1 && s.cfg.PositionMode != "gtid" {
+		return fmt.Errorf("%w: connector %q: hosts lists %d servers: failing over between them needs position_mode = \"gtid\", not %q",
+			connectors.ErrConfig, s.cfg.Name, len(s.servers), s.cfg.PositionMode)
+	}
 	if b, ok := restored[SourcePartition]; ok {
 		p, err := decodePosition(b)
 		if err != nil {

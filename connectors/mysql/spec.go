@@ -2,7 +2,9 @@ package mysql
 
 import (
 	"fmt"
+	"net"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ var Kind = &connectors.Kind{
 		Fields: []connectors.Field{
 			{Name: "host", Type: connectors.String, Default: "127.0.0.1", Doc: "server host name or address"},
 			{Name: "port", Type: connectors.Int, Default: 3306, Doc: "server TCP port"},
+			{Name: "hosts", Type: connectors.StringList, Doc: "servers to fail over between, in order, as \"host:port\" (\"host\" takes port): a primary and its GTID replicas (log_slave_updates = ON); when set, host is not used. The source stays on the server that works and moves to the next one when it cannot connect (position_mode gtid)"},
 			{Name: "user", Type: connectors.String, Required: true, Doc: "user with SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT (MariaDB: BINLOG MONITOR)"},
 			{Name: "password", Type: connectors.String, Default: "", Doc: "password of user"},
 			{Name: "server_name", Type: connectors.String, Required: true, Doc: "logical name of the server: topic prefix, Avro namespace, source.name"},
@@ -54,6 +57,13 @@ var Kind = &connectors.Kind{
 			}
 			if p := c.Int("port"); p < 1 || p > 65535 {
 				return fmt.Errorf("setting %q: %d is not a TCP port", "port", p)
+			}
+			if _, err := parseHosts(c.Strings("hosts"), int(c.Int("port"))); err != nil {
+				return err
+			}
+			if len(c.Strings("hosts")) > 1 && c.String("position_mode") != "gtid" {
+				return fmt.Errorf("setting %q lists %d servers: failing over between them needs position_mode = \"gtid\" (binlog files and offsets differ between servers), not %q",
+					"hosts", len(c.Strings("hosts")), c.String("position_mode"))
 			}
 			if id := c.Int("server_id"); id < 0 || id > 1<<32-1 {
 				return fmt.Errorf("setting %q: %d is out of range 0..4294967295", "server_id", id)
@@ -95,6 +105,7 @@ type Config struct {
 	Name              string // connector name
 	Host              string
 	Port              int
+	Hosts             []string // "host:port" servers to fail over between (empty: Host:Port)
 	User, Password    string
 	ServerName        string
 	ServerID          uint32
@@ -128,7 +139,7 @@ type Config struct {
 
 func configFrom(name string, c connectors.Config) (Config, error) {
 	cfg := Config{
-		Name: name, Host: c.String("host"), Port: int(c.Int("port")), User: c.String("user"), Password: c.String("password"),
+		Name: name, Host: c.String("host"), Port: int(c.Int("port")), Hosts: c.Strings("hosts"), User: c.String("user"), Password: c.String("password"),
 		ServerName: c.String("server_name"), ServerID: uint32(c.Int("server_id")), Flavor: c.String("flavor"),
 		IncludeDatabases: c.Strings("include_databases"), ExcludeDatabases: c.Strings("exclude_databases"),
 		IncludeTables: c.Strings("include_tables"), ExcludeTables: c.Strings("exclude_tables"),
@@ -200,6 +211,47 @@ func (c Config) withDefaults() Config {
 		c.ConnectTimeout = 10 * time.Second
 	}
 	return c
+}
+
+// servers is the list of servers to connect to, in order: Hosts (a
+// port-less entry takes Port), or Host:Port.
+func (c Config) servers() []string {
+	if len(c.Hosts) == 0 {
+		return []string{net.JoinHostPort(c.Host, strconv.Itoa(c.Port))}
+	}
+	hs, err := parseHosts(c.Hosts, c.Port)
+	if err != nil {
+		return []string{net.JoinHostPort(c.Host, strconv.Itoa(c.Port))}
+	}
+	return hs
+}
+
+// parseHosts checks the hosts setting and returns its entries as
+// host:port.
+func parseHosts(hosts []string, port int) ([]string, error) {
+	out := make([]string, 0, len(hosts))
+	seen := map[string]bool{}
+	for i, h := range hosts {
+		host, p, err := net.SplitHostPort(h)
+		if err != nil {
+			if strings.Contains(err.Error(), "missing port") {
+				host, p = strings.Trim(h, "[]"), strconv.Itoa(port)
+			} else {
+				return nil, fmt.Errorf("setting %q: entry %d %q is not host:port: %v", "hosts", i+1, h, err)
+			}
+		}
+		n, err := strconv.Atoi(p)
+		if host == "" || err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("setting %q: entry %d %q needs a host name and a TCP port (1..65535)", "hosts", i+1, h)
+		}
+		a := net.JoinHostPort(host, p)
+		if seen[a] {
+			return nil, fmt.Errorf("setting %q: %s is listed twice", "hosts", a)
+		}
+		seen[a] = true
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 func (c Config) expand(tmpl, db, table string) string {

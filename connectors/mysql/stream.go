@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,8 +42,10 @@ type streamer struct {
 	sawBegin bool
 	tx       Position // start of the open transaction, GTID = set before it
 	txGTID   string
-	txSeq    int // records of the open transaction so far (emitted or skipped)
-	skip     int // records of the first transaction already emitted before a restart
+	txCount  uint64 // gtidCount of the executed set after the open transaction (txGTID != "")
+	txChange int    // changes of the open transaction so far
+	txSeq    int    // records of the open transaction so far (emitted or skipped)
+	skip     int    // records of the first transaction already emitted before a restart
 	held     *change
 
 	inc    *incremental           // incremental snapshots (incremental.go)
@@ -60,6 +63,15 @@ type syncHandler struct {
 var errStreamStopped = errors.New("binlog stream stopped")
 
 func (h *syncHandler) HandleEvent(e *replication.BinlogEvent) error {
+	if g, ok := e.Event.(*replication.MariadbGTIDEvent); ok {
+		// The syncer keeps &g.GTID in its own GTID set (when started by
+		// GTID) and advances it in place at later GTID events of the same
+		// domain and server, while this event may still wait in h.ch: it
+		// would then name a later transaction. Hand over a copy.
+		cp, ec := *g, *e
+		ec.Event = &cp
+		e = &ec
+	}
 	select {
 	case h.ch <- e:
 		return nil
@@ -92,7 +104,7 @@ func (s *Source) beginStream(ctx context.Context, from Position) (*streamer, err
 	st.boundary = Position{File: from.File, Pos: from.Pos, GTID: from.GTID}
 	if s.si.gtidMode {
 		g := from.GTID
-		st.gset, err = gmysql.ParseGTIDSet(s.si.flavor, g)
+		st.gset, err = parseGTIDSet(s.si.flavor, g)
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("connector %q: stored GTID set %q: %w", s.cfg.Name, g, err)
@@ -103,8 +115,10 @@ func (s *Source) beginStream(ctx context.Context, from Position) (*streamer, err
 		hb = 10 * time.Second
 	}
 	dialer := &net.Dialer{Timeout: s.cfg.ConnectTimeout}
+	host, port, _ := net.SplitHostPort(s.addr())
+	portN, _ := strconv.Atoi(port)
 	cfg := replication.BinlogSyncerConfig{
-		ServerID: s.cfg.ServerID, Flavor: s.si.flavor, Host: s.cfg.Host, Port: uint16(s.cfg.Port),
+		ServerID: s.cfg.ServerID, Flavor: s.si.flavor, Host: host, Port: uint16(portN),
 		User: s.cfg.User, Password: s.cfg.Password, Charset: "utf8mb4",
 		TimestampStringLocation: time.UTC, HeartbeatPeriod: hb, ReadTimeout: 3 * hb,
 		DisableRetrySync: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -133,7 +147,7 @@ func (s *Source) beginStream(ctx context.Context, from Position) (*streamer, err
 			}
 		}
 	}()
-	s.log.Info("binlog streaming started", zap.String("position", from.String()), zap.String("flavor", s.si.flavor),
+	s.log.Info("binlog streaming started", zap.String("server", s.addr()), zap.String("position", from.String()), zap.String("flavor", s.si.flavor),
 		zap.Bool("row_metadata_full", s.si.metaFull))
 	return st, nil
 }
@@ -211,9 +225,31 @@ func (st *streamer) gsetString() string {
 	return st.gset.String()
 }
 
-func (st *streamer) beginTx(h *replication.EventHeader, gtid string) {
-	st.inTx, st.sawBegin, st.txSeq, st.txGTID = true, false, 0, gtid
+func (st *streamer) beginTx(h *replication.EventHeader, gtid string) error {
+	st.inTx, st.sawBegin, st.txSeq, st.txChange, st.txGTID = true, false, 0, 0, gtid
 	st.tx = Position{File: st.file, Pos: h.LogPos - h.EventSize, GTID: st.gsetString()}
+	if gtid != "" && st.gset != nil {
+		after := st.gset.Clone()
+		if err := addGTID(after, gtid); err != nil {
+			return fmt.Errorf("GTID %s at %s:%d: %w", gtid, st.file, h.LogPos, err)
+		}
+		st.txCount = gtidCount(after)
+	}
+	return nil
+}
+
+// version is the external version of the open transaction's change-th
+// change (0-based) at offset pos of the binlog (doc.go): from the GTID
+// count when the transaction has a GTID, else from the file and offset.
+func (st *streamer) version(change int, pos uint64) int64 {
+	if st.txGTID != "" && st.gset != nil {
+		if change == maxVersionChange+1 {
+			st.s.log.Warn("transaction has more changes than versions can tell apart; its later changes share one version (a key changed twice among them keeps its first change in sinks that use weir.cdc.version)",
+				zap.String("gtid", st.txGTID), zap.Int("changes", change))
+		}
+		return GTIDVersion(st.txCount, change)
+	}
+	return Version(st.file, pos)
 }
 
 func (st *streamer) handle(ctx context.Context, buf []connectors.SourceRecord, e *replication.BinlogEvent) ([]connectors.SourceRecord, error) {
@@ -225,19 +261,23 @@ func (st *streamer) handle(ctx context.Context, buf []connectors.SourceRecord, e
 			st.boundary = Position{File: st.file, Pos: uint32(ev.Position), GTID: st.gsetString()}
 		}
 	case *replication.MariadbGTIDEvent:
-		st.beginTx(h, ev.GTID.String())
+		if err := st.beginTx(h, ev.GTID.String()); err != nil {
+			return buf, err
+		}
 	case *replication.GTIDEvent:
 		u, err := uuid.FromBytes(ev.SID)
 		if err != nil {
 			return buf, fmt.Errorf("binlog GTID event at %s:%d: %w", st.file, h.LogPos, err)
 		}
-		st.beginTx(h, fmt.Sprintf("%s:%d", u, ev.GNO))
+		if err := st.beginTx(h, fmt.Sprintf("%s:%d", u, ev.GNO)); err != nil {
+			return buf, err
+		}
 	case *replication.QueryEvent:
 		q := strings.TrimSpace(string(ev.Query))
 		switch {
 		case strings.EqualFold(q, "BEGIN"):
 			if !st.inTx {
-				st.beginTx(h, "")
+				st.beginTx(h, "") //nolint:errcheck // no GTID: no error
 			}
 			st.sawBegin = true
 		case strings.EqualFold(q, "COMMIT"):
@@ -246,7 +286,7 @@ func (st *streamer) handle(ctx context.Context, buf []connectors.SourceRecord, e
 			// a statement inside a row-based transaction (SAVEPOINT ...)
 		default:
 			if !st.inTx {
-				st.beginTx(h, "")
+				st.beginTx(h, "") //nolint:errcheck // no GTID: no error
 			}
 			var err error
 			if buf, err = st.ddl(buf, h, string(ev.Schema), q); err != nil {
@@ -266,7 +306,7 @@ func (st *streamer) handle(ctx context.Context, buf []connectors.SourceRecord, e
 // boundary move past it, and its held change is emitted as the last.
 func (st *streamer) endTx(ctx context.Context, buf []connectors.SourceRecord, h *replication.EventHeader) ([]connectors.SourceRecord, error) {
 	if st.txGTID != "" && st.gset != nil {
-		if err := st.gset.Update(st.txGTID); err != nil {
+		if err := addGTID(st.gset, st.txGTID); err != nil {
 			return buf, fmt.Errorf("GTID %s at %s:%d: %w", st.txGTID, st.file, h.LogPos, err)
 		}
 	}
@@ -341,7 +381,8 @@ func (st *streamer) rows(ctx context.Context, buf []connectors.SourceRecord, h *
 	for i := 0; i+step <= len(ev.Rows); i += step {
 		ch := &change{op: op, t: t, src: sourceInfo{serverID: h.ServerID, tsMs: int64(h.Timestamp) * 1000, snapshot: "false",
 			gtid: st.txGTID, file: st.file, pos: start, row: i / step, txid: st.txid(),
-			version: Version(st.file, uint64(start)+uint64(i/step))}}
+			version: st.version(st.txChange, uint64(start)+uint64(i/step))}}
+		st.txChange++
 		row, err := st.convert(t, ev.Rows[i])
 		if err != nil {
 			return buf, fmt.Errorf("row %d of the event at %s:%d: %w", i/step, st.file, start, err)
@@ -511,7 +552,7 @@ func (st *streamer) ddl(buf []connectors.SourceRecord, h *replication.EventHeade
 	next := Position{File: st.file, Pos: h.LogPos}
 	if st.txGTID != "" && st.gset != nil {
 		g := st.gset.Clone()
-		if err := g.Update(st.txGTID); err == nil {
+		if err := addGTID(g, st.txGTID); err == nil {
 			next.GTID = g.String()
 		}
 	} else {
@@ -521,5 +562,5 @@ func (st *streamer) ddl(buf []connectors.SourceRecord, h *replication.EventHeade
 	s.pos = next
 	return append(buf, connectors.SourceRecord{Topic: s.cfg.expand(s.cfg.SchemaChangeTopic, db, table), Key: key, Value: val,
 		Timestamp: time.Unix(int64(h.Timestamp), 0), SourcePartition: SourcePartition, Position: next.encode(),
-		Headers: []kgo.RecordHeader{{Key: HeaderVersion, Value: []byte(fmt.Sprint(Version(st.file, uint64(h.LogPos-h.EventSize))))}}}), nil
+		Headers: []kgo.RecordHeader{{Key: HeaderVersion, Value: []byte(fmt.Sprint(st.version(st.txChange, uint64(h.LogPos-h.EventSize))))}}}), nil
 }
