@@ -19,8 +19,9 @@ package elasticsearch
 //   - op d and tombstones are bulk deletes of _id; deleting a missing
 //     document is done.
 //   - Versions: version_type defaults to "external" and version_header to
-//     "weir.cdc.version", the binlog-position version connectors/mysql
-//     stamps on every record (see its doc.go). The server keeps the
+//     "weir.cdc.version", the version connectors/mysql stamps on every
+//     record (from the GTID count, so it keeps growing across a failover
+//     to a replica; see its doc.go). The server keeps the
 //     highest version per _id, so a replay of the topic or a retried bulk
 //     never moves a document back, and a replayed older insert does not
 //     resurrect a deleted document. A delete and its tombstone share one

@@ -202,23 +202,65 @@
 // binlog advances without captured changes, so the stored position keeps
 // up and idle tables do not pin purged binlogs.
 //
+// # Failover between servers
+//
+// hosts lists servers in order ("host:port"; a port-less entry takes
+// port), typically a MariaDB primary and its replicas, each with log_bin,
+// log_slave_updates = ON (so its binlog holds what it replicates, with
+// the original GTIDs) and preferably gtid_strict_mode. The source works
+// on one server at a time; when it cannot connect to it (the connection
+// is lost and the next attempt is refused or times out), it tries the
+// next servers in list order (wrapping around) and stays on the first
+// that answers (metric event "failover"; it does not move back on its
+// own). Wrong credentials are no reason to move. With several servers,
+// position_mode must be gtid and the servers must have GTIDs: the stored
+// position's GTID set (MariaDB: one GTID per domain, whichever server
+// wrote it) names the same transaction boundary on every server, so the
+// source resumes on the new server at the last record it delivered, even
+// inside a transaction (the transaction is re-read there and the records
+// already emitted dropped): no gap, no duplicate. What a server never
+// received from a dead primary (asynchronous replication) is lost with
+// it for every reader; a server behind the stored position fails the
+// dump with the server's error. With several servers the stored binlog
+// file is not checked against the server's (it names another server's
+// binlog); a purged GTID is reported by the server when the dump starts.
+//
 // # External version for sinks (weir.cdc.version)
 //
 // Every change record and tombstone carries the header weir.cdc.version:
-// a decimal int64, strictly increasing along the binlog of one server:
+// a decimal int64 that grows with every change along the binlog and
+// stays comparable across a failover to another server:
+//
+//	version = GTID count after the transaction << 23 | change index
+//
+// The GTID count is what the executed GTID set counts, equal on every
+// server holding the same transactions: MariaDB, the sum over domains of
+// the sequence number of the domain's last GTID (sequence numbers grow
+// within a domain: gtid_strict_mode); MySQL, the number of GTIDs in the
+// set. Each transaction raises it by at least one, and a replica keeps
+// the primary's GTIDs, so a transaction has the same count on every
+// server. The change index is the change's 0-based index in its
+// transaction (an update of the primary key is one change); 23 bits hold
+// 8,388,607 changes per transaction, and later changes of a larger
+// transaction share the last index (logged: a key changed twice among
+// them keeps its first change in a sink using the version), and the
+// count has 40 bits (1.1·10^12 transactions). Snapshot rows carry the
+// count of the snapshot's GTID position with index 0, below every change
+// streamed after it. The records of one PK change (delete, tombstone,
+// create) and a delete's tombstone share their change's version: a sink
+// using it as an external version (Elasticsearch version_type=external)
+// should treat a version conflict on a delete as already applied.
+//
+// A server without GTIDs (MySQL with gtid_mode OFF) gets versions from
+// binlog positions instead, comparable only along that one server:
 //
 //	version = binlog file number << 32 | (rows event start offset + row index)
 //
-// (file number = the numeric suffix of mysql-bin.000042). The row index
+// (file number = the numeric suffix of mysql-bin.000042; the row index
 // stays below the next event's offset because every row takes at least
-// one byte of its event. Snapshot rows carry the version of the
-// snapshot's binlog position, lower than any change streamed after it.
-// The records of one PK change (delete, tombstone, create) and a delete's
-// tombstone share their row's version: a sink using it as an external
-// version (Elasticsearch version_type=external) should treat a version
-// conflict on a delete as already applied. Versions are comparable only
-// along one server's binlog (not across a failover to another server).
-// Header weir.cdc.op holds c, u, d or r.
+// one byte of its event). Switching such a server to GTIDs lowers the
+// versions: re-snapshot into a new index. Header weir.cdc.op holds c, u,
+// d or r.
 //
 // # Errors
 //

@@ -16,6 +16,10 @@
 // shell watchdog that kills it when the test process's stdin pipe closes,
 // so a crashed or killed test binary never leaves a mariadbd behind.
 //
+// StartPair (pair.go) starts a new primary and GTID replica (two more
+// mariadbd processes, not shared: a failover test kills one) with
+// replication set up; Server.Kill kills a server with SIGKILL.
+//
 // When mariadbd is missing the tests that need it are skipped, unless the
 // environment variable CI is "true": then they fail.
 package mysqltest
