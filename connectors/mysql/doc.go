@@ -202,6 +202,23 @@
 // binlog advances without captured changes, so the stored position keeps
 // up and idle tables do not pin purged binlogs.
 //
+// # Large transactions
+//
+// Streaming never holds a transaction: it emits each change as soon as
+// the next one is read, holding back only the newest (so the last change
+// of a transaction can carry tx_end and the next transaction's position).
+// A transaction of any size streams in memory bounded by the queue of
+// parsed events between go-mysql's reader and Poll (1,024 events, each at
+// most binlog_row_event_max_size, 8 KiB by default, or one row when a
+// row is larger), one Poll batch (at most 4,096 records plus the rows of
+// one event) and, in a task, the producer buffer (SourceOptions.
+// MaxBufferedBytes, 64 MiB). Records of an open transaction carry its
+// start and the count of its records emitted, so a restart inside it
+// re-reads it from its start and drops those records. The server keeps
+// the binlog dump alive with heartbeats while it executes a long
+// statement. BenchmarkLargeTransaction measures the peak RSS for a
+// 1,000,000-row transaction (BENCHMARKS.md).
+//
 // # Failover between servers
 //
 // hosts lists servers in order ("host:port"; a port-less entry takes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +147,47 @@ func TestGTIDLabels(t *testing.T) {
 			t.Fatalf("record %d ends transaction %s but stores position %s", i, want, p)
 		}
 		i++
+	}
+}
+
+func TestHostsSetting(t *testing.T) {
+	base := map[string]any{"user": "cdc", "server_name": "s", "schema_registry_url": "http://r", "port": 3307}
+	with := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	cfg, err := Kind.Spec.Decode(with("hosts", []any{"db1:3306", "db2", "[::1]:3308"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := configFrom("x", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(c.servers()); got != "[db1:3306 db2:3307 [::1]:3308]" {
+		t.Errorf("servers = %s", got)
+	}
+	if got := fmt.Sprint(New(Config{Host: "h", Port: 1}).servers); got != "[h:1]" {
+		t.Errorf("without hosts: servers = %s, want [h:1]", got)
+	}
+	for _, bad := range []struct {
+		raw  map[string]any
+		want string
+	}{
+		{with("hosts", []any{"db1:x"}), `entry 1 "db1:x"`},
+		{with("hosts", []any{"db1:3306", "db1:3306"}), "listed twice"},
+		{with("hosts", []any{":3306"}), `entry 1 ":3306"`},
+		{with("hosts", []any{"db1", "db2"}, "position_mode", "file"), `position_mode = "gtid"`},
+	} {
+		_, err := Kind.Spec.Decode(bad.raw)
+		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "hosts") {
+			t.Errorf("%v: error %v, want one naming hosts and %q", bad.raw["hosts"], err, bad.want)
+		}
 	}
 }

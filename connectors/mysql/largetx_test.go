@@ -33,7 +33,8 @@ func largeTxTable(e *env) {
 // transaction (re-reading it and dropping the records it emitted), and
 // the topic ends up with every change exactly once (each change index of
 // the transaction's versions once, no other record), tx_end on the last
-// only.
+// only, and no Poll error but the kill's (no timeout while the server
+// executes the statement or while the stream runs).
 func TestLargeTransaction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow test")
@@ -77,6 +78,10 @@ func TestLargeTransaction(t *testing.T) {
 		t.Fatalf("%s holds %d records after the next transaction's, want exactly %d", topic, n, largeTxRows)
 	}
 	t.Logf("all %d changes in the topic %v after the commit", largeTxRows, time.Since(upd).Round(time.Millisecond))
+	// No timeout anywhere: the one Poll error is the killed dump's.
+	if n := counterValue(r.src.sc.Metrics().ErrorCounter("poll")); n != 1 {
+		t.Errorf("%v Poll errors, want 1 (the killed binlog dump)", n)
+	}
 
 	// Every change index of the transaction exactly once.
 	cl := e.b.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
