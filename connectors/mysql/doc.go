@@ -240,7 +240,9 @@
 // it for every reader; a server behind the stored position fails the
 // dump with the server's error. With several servers the stored binlog
 // file is not checked against the server's (it names another server's
-// binlog); a purged GTID is reported by the server when the dump starts.
+// binlog); a GTID the server no longer has fails the dump with the
+// server's error (ErrBinlogPurged when its message says purged), and
+// on_purged_binlog = "snapshot" is not applied to that case.
 //
 // # External version for sinks (weir.cdc.version)
 //
