@@ -265,10 +265,12 @@
 // them keeps its first change in a sink using the version), and the
 // count has 40 bits (1.1·10^12 transactions). Snapshot rows carry the
 // count of the snapshot's GTID position with index 0, below every change
-// streamed after it. The records of one PK change (delete, tombstone,
-// create) and a delete's tombstone share their change's version: a sink
-// using it as an external version (Elasticsearch version_type=external)
-// should treat a version conflict on a delete as already applied.
+// streamed after it; rows of an incremental snapshot chunk carry the
+// version the high watermark's row would have as a change. The records
+// of one PK change (delete, tombstone, create) and a delete's tombstone
+// share their change's version: a sink using it as an external version
+// (Elasticsearch version_type=external) should treat a version conflict
+// on a delete as already applied.
 //
 // A server without GTIDs (MySQL with gtid_mode OFF) gets versions from
 // binlog positions instead, comparable only along that one server:

@@ -87,6 +87,7 @@ type chunk struct {
 	closed bool           // the high watermark was seen; emit at its commit
 	verPos uint32         // start of the high watermark's rows event
 	verLog string
+	ver    int64 // version of the chunk's rows: the high watermark's, as a change (doc.go)
 
 	started time.Time
 }
@@ -282,6 +283,7 @@ func (st *streamer) signal(ctx context.Context, h *replication.EventHeader, ev *
 				in.ch.open = true
 			} else {
 				in.ch.closed, in.ch.verLog, in.ch.verPos = true, st.file, h.LogPos-h.EventSize
+				in.ch.ver = st.version(st.txChange, uint64(h.LogPos-h.EventSize)+uint64(i/step))
 			}
 		case SignalExecuteSnapshot, SignalStopSnapshot:
 			if step == 2 {
@@ -302,7 +304,7 @@ func (in *incremental) emit(ctx context.Context, buf []connectors.SourceRecord, 
 	ch := in.ch
 	in.ch = nil
 	s := in.s
-	ver := Version(ch.verLog, uint64(ch.verPos))
+	ver := ch.ver
 	now := time.Now().UnixMilli()
 	n0 := len(buf)
 	last := -1
