@@ -7,7 +7,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -315,5 +314,3 @@ func (l *loader) stringMapAttr(a *hcl.Attribute) (map[string]string, hcl.Diagnos
 	}
 	return out, diags
 }
-
-func lowerNames(l []string) string { return strings.ToLower(strings.Join(l, ",")) }

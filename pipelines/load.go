@@ -160,7 +160,6 @@ type loader struct {
 	transforms map[string]*hcl.Block
 	declared   map[string]hcl.Range // "source.x" etc. → first declaration
 	ctx        *hcl.EvalContext
-	ctxReady   bool
 	varsJSON   string
 	poisoned   map[string]bool // "var.x", "local.y" that failed
 	edges      []Edge

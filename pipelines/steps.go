@@ -305,7 +305,6 @@ func (s *parseTimestampStep) apply(ev *Event) (bool, error) {
 type setStep struct {
 	names []string
 	fns   []evalFn
-	buf   []any
 }
 
 func (s *setStep) apply(ev *Event) (bool, error) {

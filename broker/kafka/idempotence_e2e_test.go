@@ -147,10 +147,7 @@ func TestIdempotentProduceRawAcrossRestarts(t *testing.T) {
 	}
 
 	// Every record is stored exactly once, in order.
-	var want []string
-	for _, v := range []string{"a-0-0", "a-0-1", "a-0-2", "b-0-0", "b-0-1", "a-3-0", "b-0-0", "a-4-0", "a-4-1", "a-6-0"} {
-		want = append(want, v)
-	}
+	want := []string{"a-0-0", "a-0-1", "a-0-2", "b-0-0", "b-0-1", "a-3-0", "b-0-0", "a-4-0", "a-4-1", "a-6-0"}
 	got := consumeValues(t, b, "idem", 0, 10)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("stored records\n got %v\nwant %v", got, want)

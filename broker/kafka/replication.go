@@ -89,6 +89,7 @@ func (s *Server) followGroupLeadership(rp *replica.Partition) {
 	// The hooks run inside the partition table's sync: wait until it has
 	// published the table holding this partition (Replay looks it up).
 	s.parts.mu.Lock()
+	//lint:ignore SA2001 a barrier: taking the lock waits for the table's publication
 	s.parts.mu.Unlock()
 	gs := s.groupSupport()
 	gs.mu.Lock()

@@ -19,12 +19,11 @@ import (
 // the snapshot row, the inserted row and the update, and how to compare
 // a delivered value with what the server returns for expr.
 type fidelityCol struct {
-	name, ddl  string
-	snap, ins  string // SQL values
-	upd        string // SQL value of the update ("" keeps it)
-	expr       string // what the server returns to compare with ("": the column)
-	cmp        string // "text" (default), "float32", "float64", "decimal", "bit", "utc", "wkt", "bytes"
-	noBinlogFn bool
+	name, ddl string
+	snap, ins string // SQL values
+	upd       string // SQL value of the update ("" keeps it)
+	expr      string // what the server returns to compare with ("": the column)
+	cmp       string // "text" (default), "float32", "float64", "decimal", "bit", "utc", "wkt", "bytes"
 }
 
 var fidelityCols = []fidelityCol{
