@@ -13,9 +13,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"weir/internal/mvnpeer"
 )
 
 // Flavor names a search server the launcher can run.
@@ -45,10 +46,9 @@ type Server struct {
 }
 
 var (
-	mu      sync.Mutex
-	shared  = map[Flavor]*Server{}
-	failed  = map[Flavor]error{}
-	buildMu sync.Mutex
+	mu     sync.Mutex
+	shared = map[Flavor]*Server{}
+	failed = map[Flavor]error{}
 )
 
 // Main runs the tests of a package and stops the shared servers
@@ -135,62 +135,7 @@ func javaDir() string {
 // Build compiles the launcher of flavor f when it is missing or older than
 // its sources and returns the classpath to run it with.
 func Build(f Flavor) (string, error) {
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	dir := javaDir()
-	mod := filepath.Join(dir, string(f))
-	if _, err := os.Stat(filepath.Join(mod, "pom.xml")); err != nil {
-		return "", fmt.Errorf("no launcher for flavor %q: %w", f, err)
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("locking %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-
-	cp := filepath.Join(mod, "target", "classes") + string(os.PathListSeparator) + filepath.Join(mod, "target", "lib", "*")
-	if upToDate(mod) {
-		return cp, nil
-	}
-	args := []string{"-q", "-B", "-f", filepath.Join(dir, "pom.xml"), "-pl", string(f), "package", "-DskipTests"}
-	out, err := exec.Command("mvn", append([]string{"-o"}, args...)...).CombinedOutput()
-	if err != nil { // not all artifacts in ~/.m2 yet: resolve from Maven Central
-		out, err = exec.Command("mvn", args...).CombinedOutput()
-	}
-	if err != nil {
-		return "", fmt.Errorf("mvn package of %s: %v\n%s", mod, err, out)
-	}
-	if !upToDate(mod) {
-		return "", fmt.Errorf("mvn package of %s left no launcher in target/", mod)
-	}
-	return cp, nil
-}
-
-// upToDate: target/lib holds jars and the compiled launcher is newer than
-// the pom and the sources.
-func upToDate(mod string) bool {
-	class, err := os.Stat(filepath.Join(mod, "target", "classes", "weir", "searchtest", "Launcher.class"))
-	if err != nil {
-		return false
-	}
-	if jars, _ := filepath.Glob(filepath.Join(mod, "target", "lib", "*.jar")); len(jars) == 0 {
-		return false
-	}
-	stale := false
-	filepath.Walk(filepath.Join(mod, "src"), func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() && fi.ModTime().After(class.ModTime()) {
-			stale = true
-		}
-		return nil
-	})
-	if fi, err := os.Stat(filepath.Join(mod, "pom.xml")); err != nil || fi.ModTime().After(class.ModTime()) {
-		stale = true
-	}
-	return !stale
+	return mvnpeer.Project{Dir: javaDir(), Module: string(f), Launcher: "weir/searchtest/Launcher.class"}.Build()
 }
 
 func start(f Flavor, settings map[string]string) (*Server, error) {

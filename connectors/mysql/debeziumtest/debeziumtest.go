@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"weir/internal/mvnpeer"
 )
 
 // Heap is the JVM heap of the engine.
@@ -62,8 +64,6 @@ type Engine struct {
 	bad     error  // a line that did not parse
 }
 
-var buildMu sync.Mutex
-
 // Available reports why the engine cannot run here ("" when it can).
 func Available() string {
 	for _, tool := range []string{"java", "mvn"} {
@@ -83,58 +83,7 @@ func javaDir() string {
 // Build compiles the launcher when it is missing or older than its
 // sources and returns the classpath to run it with.
 func Build() (string, error) {
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	dir := javaDir()
-	lock, err := os.OpenFile(filepath.Join(dir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("locking %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-
-	cp := filepath.Join(dir, "target", "classes") + string(os.PathListSeparator) + filepath.Join(dir, "target", "lib", "*")
-	if upToDate(dir) {
-		return cp, nil
-	}
-	args := []string{"-q", "-B", "-f", filepath.Join(dir, "pom.xml"), "package", "-DskipTests"}
-	out, err := exec.Command("mvn", append([]string{"-o"}, args...)...).CombinedOutput()
-	if err != nil { // not all artifacts in ~/.m2 yet: resolve from Maven Central
-		out, err = exec.Command("mvn", args...).CombinedOutput()
-	}
-	if err != nil {
-		return "", fmt.Errorf("mvn package of %s: %v\n%s", dir, err, out)
-	}
-	if !upToDate(dir) {
-		return "", fmt.Errorf("mvn package of %s left no launcher in target/", dir)
-	}
-	return cp, nil
-}
-
-// upToDate: target/lib holds jars and the compiled launcher is newer than
-// the pom and the sources.
-func upToDate(dir string) bool {
-	class, err := os.Stat(filepath.Join(dir, "target", "classes", "weir", "debeziumtest", "Launcher.class"))
-	if err != nil {
-		return false
-	}
-	if jars, _ := filepath.Glob(filepath.Join(dir, "target", "lib", "*.jar")); len(jars) == 0 {
-		return false
-	}
-	stale := false
-	filepath.Walk(filepath.Join(dir, "src"), func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() && fi.ModTime().After(class.ModTime()) {
-			stale = true
-		}
-		return nil
-	})
-	if fi, err := os.Stat(filepath.Join(dir, "pom.xml")); err != nil || fi.ModTime().After(class.ModTime()) {
-		stale = true
-	}
-	return !stale
+	return mvnpeer.Project{Dir: javaDir(), Launcher: "weir/debeziumtest/Launcher.class"}.Build()
 }
 
 // Start builds the launcher if needed, starts the engine and waits until

@@ -1,0 +1,90 @@
+package mvnpeer
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+// Project is a Maven launcher to build.
+type Project struct {
+	// Dir holds pom.xml (the parent of Module, when there is one) and the
+	// .build.lock file that serialises builds across test processes.
+	Dir string
+	// Module is the subdirectory of Dir built with -pl ("" builds Dir).
+	Module string
+	// Launcher is the compiled main class under target/classes, e.g.
+	// "weir/searchtest/Launcher.class": the build is current when it is
+	// newer than the module's pom.xml and sources.
+	Launcher string
+}
+
+var mu sync.Mutex // Build within one process
+
+// Build compiles the project when its launcher is missing or older than
+// its sources (offline first, then from Maven Central) and returns the
+// classpath to run it with.
+func (p Project) Build() (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	mod := filepath.Join(p.Dir, p.Module)
+	if _, err := os.Stat(filepath.Join(mod, "pom.xml")); err != nil {
+		return "", fmt.Errorf("no Maven launcher at %s: %w", mod, err)
+	}
+	lock, err := os.OpenFile(filepath.Join(p.Dir, ".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("locking %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	cp := filepath.Join(mod, "target", "classes") + string(os.PathListSeparator) + filepath.Join(mod, "target", "lib", "*")
+	if p.upToDate(mod) {
+		return cp, nil
+	}
+	args := []string{"-q", "-B", "-f", filepath.Join(p.Dir, "pom.xml")}
+	if p.Module != "" {
+		args = append(args, "-pl", p.Module)
+	}
+	args = append(args, "package", "-DskipTests")
+	out, err := exec.Command("mvn", append([]string{"-o"}, args...)...).CombinedOutput()
+	if err != nil { // not all artifacts in ~/.m2 yet: resolve from Maven Central
+		out, err = exec.Command("mvn", args...).CombinedOutput()
+	}
+	if err != nil {
+		return "", fmt.Errorf("mvn package of %s: %v\n%s", mod, err, out)
+	}
+	if !p.upToDate(mod) {
+		return "", fmt.Errorf("mvn package of %s left no launcher in target/", mod)
+	}
+	return cp, nil
+}
+
+// upToDate: target/lib holds jars and the compiled launcher is newer than
+// the pom and the sources.
+func (p Project) upToDate(mod string) bool {
+	class, err := os.Stat(filepath.Join(mod, "target", "classes", filepath.FromSlash(p.Launcher)))
+	if err != nil {
+		return false
+	}
+	if jars, _ := filepath.Glob(filepath.Join(mod, "target", "lib", "*.jar")); len(jars) == 0 {
+		return false
+	}
+	stale := false
+	filepath.Walk(filepath.Join(mod, "src"), func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && fi.ModTime().After(class.ModTime()) {
+			stale = true
+		}
+		return nil
+	})
+	if fi, err := os.Stat(filepath.Join(mod, "pom.xml")); err != nil || fi.ModTime().After(class.ModTime()) {
+		stale = true
+	}
+	return !stale
+}
