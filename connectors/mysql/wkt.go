@@ -84,8 +84,10 @@ func (w *wkbReader) point(sb *strings.Builder) error {
 
 func coord(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-func (w *wkbReader) points(sb *strings.Builder) error {
-	n, err := w.count(16)
+// list writes a parenthesised, comma-separated list of items, each of at
+// least minSize bytes (the count is checked against the bytes left).
+func (w *wkbReader) list(sb *strings.Builder, minSize int, item func(*strings.Builder) error) error {
+	n, err := w.count(minSize)
 	if err != nil {
 		return err
 	}
@@ -94,7 +96,7 @@ func (w *wkbReader) points(sb *strings.Builder) error {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
-		if err := w.point(sb); err != nil {
+		if err := item(sb); err != nil {
 			return err
 		}
 	}
@@ -102,23 +104,9 @@ func (w *wkbReader) points(sb *strings.Builder) error {
 	return nil
 }
 
-func (w *wkbReader) rings(sb *strings.Builder) error {
-	n, err := w.count(4)
-	if err != nil {
-		return err
-	}
-	sb.WriteByte('(')
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		if err := w.points(sb); err != nil {
-			return err
-		}
-	}
-	sb.WriteByte(')')
-	return nil
-}
+func (w *wkbReader) points(sb *strings.Builder) error { return w.list(sb, 16, w.point) }
+
+func (w *wkbReader) rings(sb *strings.Builder) error { return w.list(sb, 4, w.points) }
 
 var wkbNames = [...]string{1: "POINT", 2: "LINESTRING", 3: "POLYGON", 4: "MULTIPOINT", 5: "MULTILINESTRING",
 	6: "MULTIPOLYGON", 7: "GEOMETRYCOLLECTION"}
