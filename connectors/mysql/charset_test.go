@@ -15,6 +15,21 @@ import (
 // non-UTC time zone with daylight saving time.
 var utf8mb4Server = mysqltest.Options{CharacterSet: "utf8mb4", TimeZone: "America/New_York"}
 
+// onBothServers runs fn in parallel subtests, once on a server with
+// MariaDB's built-in defaults (latin1, SYSTEM time zone) and once on the
+// utf8mb4Server.
+func onBothServers(t *testing.T, fn func(t *testing.T, e *env)) {
+	for _, o := range []struct {
+		name string
+		opts mysqltest.Options
+	}{{"latin1-server", mysqltest.Options{}}, {"utf8mb4-server", utf8mb4Server}} {
+		t.Run(o.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newEnvOn(t, mysqltest.SharedWith(t, o.opts)))
+		})
+	}
+}
+
 const charsetTable = `CREATE TABLE cs (
 	id INT PRIMARY KEY,
 	l1 VARCHAR(300) CHARACTER SET latin1, l1t TEXT CHARACTER SET latin1 COLLATE latin1_bin,
@@ -53,67 +68,60 @@ var charsetCols = []string{"l1", "l1t", "l1c", "u4", "u4t", "u3", "a", "b", "bl"
 // built-in defaults (latin1) and on one with utf8mb4 defaults, and
 // compares every value with what the server returns to a utf8mb4 session.
 func TestCharsets(t *testing.T) {
-	for _, o := range []struct {
-		name string
-		opts mysqltest.Options
-	}{{"latin1-server", mysqltest.Options{}}, {"utf8mb4-server", utf8mb4Server}} {
-		t.Run(o.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnvOn(t, mysqltest.SharedWith(t, o.opts))
-			e.exec(charsetTable, "INSERT INTO cs VALUES "+charsetRow(1, "s1"))
-			e.run(e.config("cs"))
-			e.waitRecords(e.topic("cs"), 1, 60*time.Second)
-			e.exec("INSERT INTO cs VALUES "+charsetRow(2, "i2"),
-				"UPDATE cs SET l1 = CONCAT(l1, ' Ñandú'), u4 = CONCAT(u4, ' 🚀'), u3 = CONCAT(u3, ' ç'), e = '€uro', s = 'ß,x', eu = '李雷' WHERE id = 1")
-			rs := e.waitRecords(e.topic("cs"), 3, 60*time.Second)
-			want := map[string]map[string]string{}
-			for _, id := range []string{"1", "2"} {
-				row := e.db.Query(t, e.name, "SELECT "+strings.Join(charsetCols, ",")+" FROM cs WHERE id = "+id)[0]
-				want[id] = map[string]string{}
-				for i, c := range charsetCols {
-					want[id][c] = row[i]
-				}
+	onBothServers(t, func(t *testing.T, e *env) {
+		e.exec(charsetTable, "INSERT INTO cs VALUES "+charsetRow(1, "s1"))
+		e.run(e.config("cs"))
+		e.waitRecords(e.topic("cs"), 1, 60*time.Second)
+		e.exec("INSERT INTO cs VALUES "+charsetRow(2, "i2"),
+			"UPDATE cs SET l1 = CONCAT(l1, ' Ñandú'), u4 = CONCAT(u4, ' 🚀'), u3 = CONCAT(u3, ' ç'), e = '€uro', s = 'ß,x', eu = '李雷' WHERE id = 1")
+		rs := e.waitRecords(e.topic("cs"), 3, 60*time.Second)
+		want := map[string]map[string]string{}
+		for _, id := range []string{"1", "2"} {
+			row := e.db.Query(t, e.name, "SELECT "+strings.Join(charsetCols, ",")+" FROM cs WHERE id = "+id)[0]
+			want[id] = map[string]string{}
+			for i, c := range charsetCols {
+				want[id][c] = row[i]
 			}
-			// The snapshot row is the table before the update.
-			snap := e.db.Query(t, e.name, "SELECT "+strings.Join(charsetCols, ",")+" FROM cs WHERE id = 1")[0]
-			_ = snap
-			for i, r := range rs[:3] {
-				d := e.decode(r)
-				id := fmt.Sprint(native(d.after["id"]))
-				for _, c := range charsetCols {
-					got := native(d.after[c])
-					w := want[id][c]
-					if i == 0 { // snapshot row: before the update
-						switch c {
-						case "l1", "u4", "u3":
-							w = native(decodeOne(t, e, c, "1")).(string)
-						case "e":
-							w = "Zoë"
-						case "s":
-							w = "ä,ß"
-						case "eu":
-							w = "😀"
-						}
-					}
-					var gs string
-					switch x := got.(type) {
-					case string:
-						gs = x
-						if !utf8.ValidString(x) {
-							t.Errorf("op %s id %s column %s: invalid UTF-8 %q", d.op, id, c, x)
-						}
-					case []byte:
-						gs = string(x)
-					default:
-						t.Fatalf("op %s column %s: %T", d.op, c, got)
-					}
-					if gs != w {
-						t.Errorf("op %s id %s column %s:\n got %q\nwant %q", d.op, id, c, trunc(gs), trunc(w))
+		}
+		// The snapshot row is the table before the update.
+		snap := e.db.Query(t, e.name, "SELECT "+strings.Join(charsetCols, ",")+" FROM cs WHERE id = 1")[0]
+		_ = snap
+		for i, r := range rs[:3] {
+			d := e.decode(r)
+			id := fmt.Sprint(native(d.after["id"]))
+			for _, c := range charsetCols {
+				got := native(d.after[c])
+				w := want[id][c]
+				if i == 0 { // snapshot row: before the update
+					switch c {
+					case "l1", "u4", "u3":
+						w = native(decodeOne(t, e, c, "1")).(string)
+					case "e":
+						w = "Zoë"
+					case "s":
+						w = "ä,ß"
+					case "eu":
+						w = "😀"
 					}
 				}
+				var gs string
+				switch x := got.(type) {
+				case string:
+					gs = x
+					if !utf8.ValidString(x) {
+						t.Errorf("op %s id %s column %s: invalid UTF-8 %q", d.op, id, c, x)
+					}
+				case []byte:
+					gs = string(x)
+				default:
+					t.Fatalf("op %s column %s: %T", d.op, c, got)
+				}
+				if gs != w {
+					t.Errorf("op %s id %s column %s:\n got %q\nwant %q", d.op, id, c, trunc(gs), trunc(w))
+				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // decodeOne returns column c of row id as the server printed it before the

@@ -45,15 +45,7 @@ func TestDebeziumDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a JVM per server")
 	}
-	for _, o := range []struct {
-		name string
-		opts mysqltest.Options
-	}{{"latin1-server", mysqltest.Options{}}, {"utf8mb4-server", utf8mb4Server}} {
-		t.Run(o.name, func(t *testing.T) {
-			t.Parallel()
-			dzRun(t, newEnvOn(t, mysqltest.SharedWith(t, o.opts)))
-		})
-	}
+	onBothServers(t, dzRun)
 }
 
 func dzRun(t *testing.T, e *env) {

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	gmysql "github.com/go-mysql-org/go-mysql/mysql"
-
-	"weir/connectors/mysql/mysqltest"
 )
 
 // fidelityCol is one column of the fidelity table: its DDL, the values of
@@ -78,47 +76,40 @@ var fidelityCols = []fidelityCol{
 // server whose time_zone is America/New_York, and compares every
 // delivered value with what the server returns.
 func TestFidelity(t *testing.T) {
-	for _, o := range []struct {
-		name string
-		opts mysqltest.Options
-	}{{"latin1-server", mysqltest.Options{}}, {"utf8mb4-server", utf8mb4Server}} {
-		t.Run(o.name, func(t *testing.T) {
-			t.Parallel()
-			e := newEnvOn(t, mysqltest.SharedWith(t, o.opts))
-			var ddl, cols, snap, ins, upd []string
-			for _, c := range fidelityCols {
-				ddl = append(ddl, c.name+" "+c.ddl)
-				if c.snap == "" {
-					continue
-				}
-				cols = append(cols, c.name)
-				snap = append(snap, c.snap)
-				ins = append(ins, c.ins)
-				if c.upd != "" {
-					upd = append(upd, c.name+" = "+c.upd)
-				}
+	onBothServers(t, func(t *testing.T, e *env) {
+		var ddl, cols, snap, ins, upd []string
+		for _, c := range fidelityCols {
+			ddl = append(ddl, c.name+" "+c.ddl)
+			if c.snap == "" {
+				continue
 			}
-			e.exec("SET SESSION sql_mode = ''", // zero dates
-				"CREATE TABLE fid (id INT PRIMARY KEY, "+strings.Join(ddl, ", ")+")")
-			e.db.Exec(t, e.name, "SET SESSION sql_mode = ''",
-				"INSERT INTO fid (id, "+strings.Join(cols, ",")+") VALUES (1, "+strings.Join(snap, ",")+")")
-			want1 := fidelityWant(t, e, 1)
-			e.run(e.config("fid"))
-			e.waitRecords(e.topic("fid"), 1, 60*time.Second)
-			e.db.Exec(t, e.name, "SET SESSION sql_mode = ''",
-				"INSERT INTO fid (id, "+strings.Join(cols, ",")+") VALUES (2, "+strings.Join(ins, ",")+")",
-				"UPDATE fid SET "+strings.Join(upd, ", ")+" WHERE id = 1")
-			rs := e.waitRecords(e.topic("fid"), 3, 60*time.Second)
-			want := []map[string]string{want1, fidelityWant(t, e, 2), fidelityWant(t, e, 1)}
-			for i, r := range rs[:3] {
-				d := e.decode(r)
-				if i == 2 {
-					checkFidelity(t, "update(before)", d.before, want1)
-				}
-				checkFidelity(t, []string{"snapshot", "insert", "update"}[i], d.after, want[i])
+			cols = append(cols, c.name)
+			snap = append(snap, c.snap)
+			ins = append(ins, c.ins)
+			if c.upd != "" {
+				upd = append(upd, c.name+" = "+c.upd)
 			}
-		})
-	}
+		}
+		e.exec("SET SESSION sql_mode = ''", // zero dates
+			"CREATE TABLE fid (id INT PRIMARY KEY, "+strings.Join(ddl, ", ")+")")
+		e.db.Exec(t, e.name, "SET SESSION sql_mode = ''",
+			"INSERT INTO fid (id, "+strings.Join(cols, ",")+") VALUES (1, "+strings.Join(snap, ",")+")")
+		want1 := fidelityWant(t, e, 1)
+		e.run(e.config("fid"))
+		e.waitRecords(e.topic("fid"), 1, 60*time.Second)
+		e.db.Exec(t, e.name, "SET SESSION sql_mode = ''",
+			"INSERT INTO fid (id, "+strings.Join(cols, ",")+") VALUES (2, "+strings.Join(ins, ",")+")",
+			"UPDATE fid SET "+strings.Join(upd, ", ")+" WHERE id = 1")
+		rs := e.waitRecords(e.topic("fid"), 3, 60*time.Second)
+		want := []map[string]string{want1, fidelityWant(t, e, 2), fidelityWant(t, e, 1)}
+		for i, r := range rs[:3] {
+			d := e.decode(r)
+			if i == 2 {
+				checkFidelity(t, "update(before)", d.before, want1)
+			}
+			checkFidelity(t, []string{"snapshot", "insert", "update"}[i], d.after, want[i])
+		}
+	})
 }
 
 // fidelityWant returns what the server says row id holds, column by
