@@ -22,6 +22,10 @@ const (
 	Size                       // int64 bytes; from an integer or "64KiB", "10MiB", "1GB"
 	StringList                 // []string; from a list of strings (or one string)
 	StringMap                  // map[string]string; from an object of strings (whole numbers and bools as text)
+	// Expression is for the attributes of pipeline transform steps
+	// (pipelines.StepKind): an HCL expression compiled and evaluated per
+	// record. Connector specs cannot declare it (Register rejects it).
+	Expression
 )
 
 func (t Type) String() string {
@@ -42,6 +46,8 @@ func (t Type) String() string {
 		return "list(string)"
 	case StringMap:
 		return "map(string)"
+	case Expression:
+		return "expression"
 	}
 	return fmt.Sprintf("Type(%d)", int(t))
 }
@@ -57,6 +63,22 @@ type Field struct {
 	// Enum, for String fields, lists the accepted values.
 	Enum []string
 	Doc  string
+	// Sensitive marks a secret (a password, a key): its value is never
+	// printed (Redact) nor put in an error.
+	Sensitive bool
+}
+
+// Redact returns cfg with the values of sensitive fields replaced by
+// [redacted], for printing.
+func (s Spec) Redact(cfg Config) Config {
+	out := make(Config, len(cfg))
+	for k, v := range cfg {
+		if f, ok := s.Field(k); ok && f.Sensitive && v != "" {
+			v = "[redacted]"
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // Spec is the declared configuration of a connector kind: the one source
@@ -133,6 +155,9 @@ func (s Spec) Decode(raw map[string]any) (Config, error) {
 		}
 		nv, err := normalize(f, v)
 		if err != nil {
+			if f.Sensitive { // the error may quote the value
+				return nil, fmt.Errorf("%w: setting %q: want a %s", ErrConfig, f.Name, f.Type)
+			}
 			return nil, fmt.Errorf("%w: setting %q: %v", ErrConfig, f.Name, err)
 		}
 		cfg[f.Name] = nv
@@ -327,3 +352,15 @@ func (c Config) StringMap(name string) map[string]string {
 	m, _ := c[name].(map[string]string)
 	return m
 }
+
+// RegistryConfigSetting is the setting of the Avro connectors holding
+// their schema registry client's TLS and basic auth settings, with
+// Confluent's client names (basic.auth.user.info,
+// schema.registry.ssl.truststore.location, ...;
+// kafkaclient.RegistryProperties). weir run fills it in from the broker
+// block's client_config when it fills in the registry URL.
+const RegistryConfigSetting = "schema_registry_config"
+
+// RegistryConfigField declares RegistryConfigSetting in a kind's spec.
+var RegistryConfigField = Field{Name: RegistryConfigSetting, Type: StringMap, Sensitive: true,
+	Doc: "Schema registry client settings: basic.auth.user.info, schema.registry.ssl.truststore.location, schema.registry.ssl.keystore.location, schema.registry.ssl.key.password (weir run fills in its broker block's client_config with the registry URL)."}

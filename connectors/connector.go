@@ -53,6 +53,10 @@ type SourceRecord struct {
 	// Fields are the event's fields of a source in raw mode (see
 	// RawSource); nil otherwise.
 	Fields []RawField
+
+	// push is the batch of a pushed record (see PushSource), told the
+	// record's fate.
+	push *pushBatch
 }
 
 // Source reads records from the outside world (files, a binlog, a socket).

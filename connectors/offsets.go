@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/kafkaclient"
 )
 
 // Source positions are stored in a compacted topic (DefaultOffsetsTopic,
@@ -124,12 +126,12 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 // restorePositions reads the offsets topic and then scans the
 // destination partitions named by the scan record, returning each source
 // partition's newest position (by seq).
-func restorePositions(ctx context.Context, opts []kgo.Opt, adm *kadm.Client, offsetsTopic, connector string) (map[string]storedPos, error) {
+func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, offsetsTopic, connector string) (map[string]storedPos, error) {
 	out := map[string]storedPos{}
 	var scan scanValue
 	var bad error
 	wantScan := string(scanKey(connector))
-	err := readRange(ctx, opts, adm, map[string]map[int32]int64{offsetsTopic: nil}, func(r *kgo.Record) {
+	err := readRange(ctx, co, adm, map[string]map[int32]int64{offsetsTopic: nil}, func(r *kgo.Record) {
 		if string(r.Key) == wantScan {
 			scan = scanValue{}
 			if r.Value != nil {
@@ -177,7 +179,7 @@ func restorePositions(ctx context.Context, opts []kgo.Opt, adm *kadm.Client, off
 	}
 	// Partitions not in the scan record were never written by this
 	// connector: skip them rather than reading them from the start.
-	err = readRangeKnown(ctx, opts, adm, from, func(r *kgo.Record) {
+	err = readRangeKnown(ctx, co, adm, from, func(r *kgo.Record) {
 		for _, h := range r.Headers {
 			if h.Key != SourceHeader {
 				continue
@@ -198,7 +200,7 @@ func restorePositions(ctx context.Context, opts []kgo.Opt, adm *kadm.Client, off
 }
 
 // readRangeKnown is readRange limited to the partitions listed in from.
-func readRangeKnown(ctx context.Context, opts []kgo.Opt, adm *kadm.Client, from map[string]map[int32]int64, fn func(*kgo.Record)) error {
+func readRangeKnown(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, fn func(*kgo.Record)) error {
 	if len(from) == 0 {
 		return nil
 	}
@@ -223,7 +225,7 @@ func readRangeKnown(ctx context.Context, opts []kgo.Opt, adm *kadm.Client, from 
 			full[o.Topic][o.Partition] = 1<<62 - 1
 		}
 	})
-	return readRange(ctx, opts, adm, full, fn)
+	return readRange(ctx, co, adm, full, fn)
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

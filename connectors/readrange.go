@@ -7,13 +7,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/kafkaclient"
 )
 
 // readRange reads every record of the given topics from the given start
 // offsets (nil map for a topic: every partition from its start) up to the
 // end offsets at the time of the call, calling fn in offset order per
-// partition. seeds and opts build a short-lived consumer client.
-func readRange(ctx context.Context, opts []kgo.Opt, adm *kadm.Client, from map[string]map[int32]int64, fn func(*kgo.Record)) error {
+// partition. co builds a short-lived consumer client.
+func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, fn func(*kgo.Record)) error {
 	if len(from) == 0 {
 		return nil
 	}
@@ -58,8 +60,8 @@ func readRange(ctx context.Context, opts []kgo.Opt, adm *kadm.Client, from map[s
 	if len(want) == 0 {
 		return nil
 	}
-	cl, err := kgo.NewClient(append(append([]kgo.Opt(nil), opts...),
-		kgo.ConsumePartitions(offs), kgo.FetchMaxBytes(32<<20), kgo.FetchMaxWait(200*time.Millisecond))...)
+	cl, err := kafkaclient.New(co,
+		kgo.ConsumePartitions(offs), kgo.FetchMaxBytes(32<<20), kgo.FetchMaxWait(200*time.Millisecond))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/kafkaclient"
 )
 
 // TestSinkTaskBalancer: the group strategy is configurable, the group
@@ -17,7 +18,7 @@ import (
 func TestSinkTaskBalancer(t *testing.T) {
 	b := testbroker.Start(t)
 	b.CreateTopic("bal", 4, nil)
-	rt := &Runtime{Brokers: []string{b.Addr}, Metrics: NewMetricSet(nil)}
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Metrics: NewMetricSet(nil)}
 
 	err := rt.RunSink(context.Background(), "bad", &memSink{}, SinkOptions{Topics: []string{"bal"}, Balancer: "sticky"})
 	if !errors.Is(err, ErrConfig) {

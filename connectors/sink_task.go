@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -12,7 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"weir/ingest/balancer"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
+	"weir/internal/kafkaclient/balancer"
 )
 
 // SinkOptions tune one sink task. Zero values take the defaults.
@@ -23,7 +24,7 @@ type SinkOptions struct {
 	// more tasks in the same group to share the partitions.
 	Group string
 	// DeadLetterTopic receives records the sink cannot handle (default
-	// DeadLetterTopic(name)).
+	// deadletter.Topic(name)).
 	DeadLetterTopic string
 	// FlushInterval is how often the sink is flushed and offsets
 	// committed (default 1s).
@@ -35,7 +36,7 @@ type SinkOptions struct {
 	StartAtEnd bool
 	// Balancer is the group's partition-assignment strategy: "range"
 	// (default), "roundrobin" or "cooperative-sticky" (see
-	// ingest/balancer).
+	// internal/kafkaclient/balancer).
 	Balancer string
 	// InstanceID makes the task a static member of its group (Kafka's
 	// group.instance.id, KIP-345), passed to the client as
@@ -84,11 +85,7 @@ func (t *sinkTask) DeadLetter(r *kgo.Record, err error) {
 	t.log.Warn("record sent to the dead-letter topic", zap.String("topic", r.Topic),
 		zap.Int32("partition", r.Partition), zap.Int64("offset", r.Offset),
 		zap.String("dead_letter_topic", t.opts.DeadLetterTopic), zap.Error(err))
-	dl := deadLetter(t.opts.DeadLetterTopic, t.name, r.Key, r.Value, r.Headers, r.Timestamp, err,
-		kgo.RecordHeader{Key: HeaderErrTopic, Value: []byte(r.Topic)},
-		kgo.RecordHeader{Key: HeaderErrPartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
-		kgo.RecordHeader{Key: HeaderErrOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
-	)
+	dl := deadletter.Record(t.opts.DeadLetterTopic, t.name, r.Key, r.Value, r.Headers, r.Timestamp, err, deadletter.Consumed(r)...)
 	t.cl.Produce(context.Background(), dl, func(_ *kgo.Record, derr error) {
 		if derr != nil {
 			t.m.Error("dead_letter")
@@ -125,7 +122,7 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 		opts.Group = "weir-connect-" + name
 	}
 	if opts.DeadLetterTopic == "" {
-		opts.DeadLetterTopic = DeadLetterTopic(name)
+		opts.DeadLetterTopic = deadletter.Topic(name)
 	}
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = time.Second
@@ -139,13 +136,12 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 	if opts.Backoff == nil {
 		opts.Backoff = &DefaultBackoff
 	}
-	var balancers []string
+	co := rt.client()
 	if opts.Balancer != "" {
-		balancers = []string{opts.Balancer}
-	}
-	bal, err := balancer.Opt(balancers...)
-	if err != nil {
-		return fmt.Errorf("%w: sink connector %q: balancer: %v", ErrConfig, name, err)
+		if _, err := balancer.For(opts.Balancer); err != nil {
+			return fmt.Errorf("%w: sink connector %q: balancer: %v", ErrConfig, name, err)
+		}
+		co.Balancers = []string{opts.Balancer}
 	}
 	t := &sinkTask{rt: rt, name: name, opts: opts, sink: sink, log: rt.logger(name), m: rt.metrics(name),
 		lag: map[string]map[int32]int64{}}
@@ -153,9 +149,8 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 	if opts.StartAtEnd {
 		reset = kgo.NewOffset().AtEnd()
 	}
-	copts := append(rt.baseOpts(),
+	copts := []kgo.Opt{
 		kgo.ConsumerGroup(opts.Group),
-		bal,
 		kgo.ConsumeTopics(opts.Topics...),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
@@ -165,11 +160,11 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 		kgo.OnPartitionsAssigned(t.assigned),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-	)
+	}
 	if opts.InstanceID != "" {
 		copts = append(copts, kgo.InstanceID(opts.InstanceID))
 	}
-	cl, err := kgo.NewClient(copts...)
+	cl, err := kafkaclient.New(co, copts...)
 	if err != nil {
 		return fmt.Errorf("sink connector %q: client: %w", name, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
 )
 
 // memSink keeps flushed values; pending ones are lost unless flushed.
@@ -109,7 +111,7 @@ func TestSinkTaskCommitsAfterFlushAndDeadLetters(t *testing.T) {
 	b.CreateTopic("src", 3, nil)
 	produceN(t, b.Client(), "src", 1000, func(i int) bool { return i%100 == 7 })
 	ms := NewMetricSet(nil)
-	rt := &Runtime{Brokers: []string{b.Addr}, Metrics: ms}
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Metrics: ms}
 	sink := &memSink{failFlushes: 2}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -130,7 +132,7 @@ func TestSinkTaskCommitsAfterFlushAndDeadLetters(t *testing.T) {
 	if sink.count() != 990 || sink.retries != 2 {
 		t.Fatalf("stored %d (want 990), retries %d (want 2)", sink.count(), sink.retries)
 	}
-	dl := b.ReadAll(DeadLetterTopic("mem"))
+	dl := b.ReadAll(deadletter.Topic("mem"))
 	if len(dl) != 10 {
 		t.Fatalf("%d dead letters, want 10", len(dl))
 	}
@@ -139,8 +141,8 @@ func TestSinkTaskCommitsAfterFlushAndDeadLetters(t *testing.T) {
 		for _, x := range r.Headers {
 			h[x.Key] = string(x.Value)
 		}
-		if h[HeaderErrTopic] != "src" || h[HeaderErrOffset] == "" || h[HeaderErrPartition] == "" ||
-			!strings.Contains(h[HeaderErrMessage], "mapping conflict") || h[HeaderErrConnector] != "mem" {
+		if h[deadletter.HeaderTopic] != "src" || h[deadletter.HeaderOffset] == "" || h[deadletter.HeaderPartition] == "" ||
+			!strings.Contains(h[deadletter.HeaderMessage], "mapping conflict") || h[deadletter.HeaderConnector] != "mem" {
 			t.Fatalf("dead-letter headers %v", h)
 		}
 	}
@@ -157,7 +159,7 @@ func TestSinkTaskFailedFlushCommitsNothing(t *testing.T) {
 	b := testbroker.Start(t)
 	b.CreateTopic("src", 1, nil)
 	produceN(t, b.Client(), "src", 100, func(int) bool { return false })
-	rt := &Runtime{Brokers: []string{b.Addr}}
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}}
 	boom := errors.New("disk on fire")
 	err := rt.RunSink(context.Background(), "mem", &memSink{fatalFlush: boom}, SinkOptions{Topics: []string{"src"}, FlushInterval: 50 * time.Millisecond})
 	if !errors.Is(err, boom) {

@@ -4,15 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"weir/ingest/partition"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
+	"weir/internal/kafkaclient/partition"
 )
 
 // SourceOptions tune one source task. Zero values take the defaults.
@@ -20,7 +26,7 @@ type SourceOptions struct {
 	// Topic is the destination of records that name none. Required.
 	Topic string
 	// DeadLetterTopic receives records the broker refuses for good
-	// (default DeadLetterTopic(name)).
+	// (default deadletter.Topic(name)).
 	DeadLetterTopic string
 	// CommitInterval is how often acknowledged positions are stored
 	// (default 1s).
@@ -47,7 +53,9 @@ type pending struct {
 	seq    uint64
 	pos    []byte
 	acked  bool
-	offset int64 // destination offset once acked (-1: dead-lettered)
+	offset int64      // destination offset once acked (-1: dead-lettered)
+	push   *pushBatch // a pushed record's batch (see PushSource)
+	alone  bool       // produced again alone after its batch was too large
 }
 
 type spState struct {
@@ -72,9 +80,23 @@ type sourceTask struct {
 	sps      map[string]*spState
 	marks    scanMarks                  // destination partition → scan-from offset
 	maxAcked map[string]map[int32]int64 // destination partition → last acked offset
-	inflight int64
+	inflight atomic.Int64               // records produced and not acknowledged (or dead-lettered) yet
 	fatal    error
-	dlqWG    sync.WaitGroup
+	dlqWG    sync.WaitGroup // dead-letter writes and produceAlone calls
+
+	// push is the push source inside src (nil for a poll source); pctx
+	// is the context of pushed records, which outlives ctx until the
+	// final flush or the stop deadline.
+	push     *pushSource
+	pctx     context.Context
+	pcancel  context.CancelFunc
+	lastDown atomic.Int64 // unix nanos of the last failed broker connect; 0 after a success
+	leftover []SourceRecord
+	flushing atomic.Bool // a flush asked for by a full push source runs
+
+	popts   []kgo.Opt
+	aloneMu sync.Mutex  // one produceAlone at a time
+	alone   *kgo.Client // produceAlone's client, made on first use
 }
 
 func (t *sourceTask) Name() string        { return t.name }
@@ -90,7 +112,7 @@ func (rt *Runtime) RunSource(ctx context.Context, name string, src Source, opts 
 		return fmt.Errorf("%w: source connector %q: no destination topic", ErrConfig, name)
 	}
 	if opts.DeadLetterTopic == "" {
-		opts.DeadLetterTopic = DeadLetterTopic(name)
+		opts.DeadLetterTopic = deadletter.Topic(name)
 	}
 	if opts.CommitInterval <= 0 {
 		opts.CommitInterval = time.Second
@@ -109,21 +131,31 @@ func (rt *Runtime) RunSource(ctx context.Context, name string, src Source, opts 
 	}
 	t := &sourceTask{rt: rt, name: name, opts: opts, src: src, log: rt.logger(name), m: rt.metrics(name),
 		sps: map[string]*spState{}, marks: scanMarks{}, maxAcked: map[string]map[int32]int64{}}
-	popts := append(rt.baseOpts(),
-		partition.Option(),
+	t.pctx, t.pcancel = context.WithCancel(context.Background())
+	defer t.pcancel()
+	if ps := pushSourceOf(src); ps != nil {
+		t.push, ps.task = ps, t
+		if ps.o.Linger > 0 {
+			opts.Linger = ps.o.Linger
+		}
+		t.opts.Linger = opts.Linger
+	}
+	popts := []kgo.Opt{
+		kgo.WithHooks(connHooks{t}),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(opts.Linger),
 		kgo.MaxBufferedBytes(int(opts.MaxBufferedBytes)),
-		kgo.MaxBufferedRecords(1<<30),
-		kgo.ProducerBatchMaxBytes(1<<20),
-	)
+		kgo.MaxBufferedRecords(1 << 30),
+		kgo.ProducerBatchMaxBytes(1 << 20),
+	}
 	if opts.Compression != nil {
 		popts = append(popts, kgo.ProducerBatchCompression(*opts.Compression))
 	} else {
 		popts = append(popts, kgo.ProducerBatchCompression(kgo.NoCompression()))
 	}
-	cl, err := kgo.NewClient(popts...)
+	t.popts = popts
+	cl, err := kafkaclient.New(rt.client(), popts...)
 	if err != nil {
 		return fmt.Errorf("source connector %q: client: %w", name, err)
 	}
@@ -136,10 +168,18 @@ func (rt *Runtime) RunSource(ctx context.Context, name string, src Source, opts 
 	runErr := t.loop(ctx)
 	stopCtx, cancel := context.WithTimeout(context.Background(), opts.StopTimeout)
 	defer cancel()
+	stopPushed := context.AfterFunc(stopCtx, t.pcancel) // pushed records give up at the deadline
+	defer stopPushed()
+	if runErr == nil && t.push != nil {
+		runErr = t.drain(stopCtx)
+	}
 	if err := cl.Flush(stopCtx); err != nil {
 		t.log.Warn("final flush did not complete; unacknowledged records will be read again", zap.Error(err))
 	}
 	t.dlqWG.Wait()
+	if t.alone != nil {
+		t.alone.Close()
+	}
 	cerr := t.commit(stopCtx)
 	if cerr != nil {
 		t.m.Error("commit")
@@ -161,7 +201,7 @@ func (t *sourceTask) start(ctx context.Context) error {
 	if err := ensureTopic(ctx, t.adm, otopic, 1, map[string]*string{"cleanup.policy": &compact}); err != nil {
 		return err
 	}
-	restored, err := restorePositions(ctx, t.rt.baseOpts(), t.adm, otopic, t.name)
+	restored, err := restorePositions(ctx, t.rt.client(), t.adm, otopic, t.name)
 	if err != nil {
 		return err
 	}
@@ -222,9 +262,11 @@ func (t *sourceTask) loop(ctx context.Context) error {
 			return err
 		})
 		if ctx.Err() != nil {
+			t.leftover = buf // a push source's are produced by drain
 			return nil
 		}
 		if err != nil {
+			settleAll(buf, err)
 			return fmt.Errorf("poll: %w", err)
 		}
 		if err := t.produce(ctx, buf); err != nil {
@@ -244,23 +286,106 @@ func (t *sourceTask) loop(ctx context.Context) error {
 	}
 }
 
+// drain runs after ctx ended for a push source: it closes the push
+// source (no more pushes) and keeps producing what was pushed until
+// every pushed record's fate is known or stopCtx ends.
+func (t *sourceTask) drain(stopCtx context.Context) error {
+	t.push.stop()
+	buf := t.leftover
+	t.leftover = nil
+	for {
+		if err := t.produce(stopCtx, buf); err != nil {
+			if stopCtx.Err() != nil {
+				break
+			}
+			return err
+		}
+		clear(buf)
+		if t.push.drained() || stopCtx.Err() != nil {
+			break
+		}
+		t.mu.Lock()
+		fatal := t.fatal
+		t.mu.Unlock()
+		if fatal != nil {
+			return fatal
+		}
+		var err error
+		if buf, err = t.src.Poll(stopCtx, buf[:0]); err != nil {
+			settleAll(buf, err)
+			return fmt.Errorf("poll: %w", err)
+		}
+	}
+	if !t.push.drained() {
+		t.log.Warn("stopping before the broker acknowledged every pushed record; they are reported failed")
+	}
+	return nil
+}
+
+// settleAll fails the pushed records of rs that will not be produced.
+func settleAll(rs []SourceRecord, err error) {
+	if err == nil {
+		err = ErrStopped
+	}
+	for i := range rs {
+		if rs[i].push != nil {
+			rs[i].push.settle(fateFailed, err)
+		}
+	}
+}
+
+// connHooks track whether the broker is reachable (Pusher.BrokerDown).
+type connHooks struct{ t *sourceTask }
+
+func (h connHooks) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if err != nil {
+		h.t.lastDown.Store(time.Now().UnixNano())
+	} else {
+		h.t.lastDown.Store(0)
+	}
+}
+
+func (h connHooks) OnProduceBatchWritten(kgo.BrokerMetadata, string, int32, kgo.ProduceBatchMetrics) {
+	h.t.lastDown.Store(0)
+}
+
+func (t *sourceTask) brokerDown() bool {
+	d := t.lastDown.Load()
+	return d != 0 && time.Since(time.Unix(0, d)) < 10*time.Second
+}
+
 func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 	if len(rs) == 0 {
 		return nil
 	}
 	chunk := make([]pending, len(rs))
 	var hdrBuf []byte
+	lastTopic := "" // known to have scan marks
+	t.inflight.Add(int64(len(rs)))
 	for i := range rs {
 		sr := &rs[i]
 		topic := sr.Topic
-		if topic == "" {
-			topic = t.opts.Topic
+		if topic == "" || topic == lastTopic {
+			if topic == "" {
+				topic = t.opts.Topic
+			}
 		} else {
 			t.mu.Lock()
 			_, known := t.marks[topic]
 			t.mu.Unlock()
-			if !known {
+			if known {
+				lastTopic = topic
+			} else {
 				if err := t.addTopic(ctx, topic); err != nil {
+					if sr.push != nil && ctx.Err() == nil {
+						// One pushed record's topic: fail it, not the task.
+						t.m.Error("produce")
+						sr.push.settle(fateFailed, err)
+						t.inflight.Add(-1)
+						continue
+					}
+					settleAll(rs[i:], err)
+					t.inflight.Add(-int64(len(rs) - i))
 					return err
 				}
 			}
@@ -268,6 +393,11 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 		p := &chunk[i]
 		p.offset = -2
 		p.pos = sr.Position
+		p.push = sr.push
+		pctx := ctx
+		if sr.push != nil {
+			pctx = t.pctx
+		}
 		var hs []kgo.RecordHeader
 		if sr.SourcePartition != "" {
 			t.mu.Lock()
@@ -291,20 +421,15 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 		n := len(sr.Key) + len(sr.Value)
 		t.m.RecordsIn.Inc()
 		t.m.BytesIn.Add(float64(n))
-		t.mu.Lock()
-		t.inflight++
-		t.mu.Unlock()
 		if t.cl.BufferedProduceBytes() >= t.opts.MaxBufferedBytes {
 			t.m.Paused.Set(1)
-			t.cl.Produce(ctx, &p.rec, t.promise)
+			t.cl.Produce(pctx, &p.rec, t.promise)
 			t.m.Paused.Set(0)
 		} else {
-			t.cl.Produce(ctx, &p.rec, t.promise)
+			t.cl.Produce(pctx, &p.rec, t.promise)
 		}
 	}
-	t.mu.Lock()
-	t.m.Lag.Set(float64(t.inflight))
-	t.mu.Unlock()
+	t.m.Lag.Set(float64(t.inflight.Load()))
 	return nil
 }
 
@@ -317,13 +442,16 @@ func (t *sourceTask) promise(r *kgo.Record, err error) {
 	t.m.RecordsOut.Inc()
 	t.m.BytesOut.Add(float64(len(r.Key) + len(r.Value)))
 	t.acked(p, r.Offset)
+	if p.push != nil {
+		p.push.settle(fateStored, nil)
+	}
 }
 
 func (t *sourceTask) acked(p *pending, offset int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p.acked, p.offset = true, offset
-	t.inflight--
+	t.inflight.Add(-1)
 	if offset >= 0 {
 		m := t.maxAcked[p.rec.Topic]
 		if m == nil {
@@ -357,6 +485,18 @@ func (t *sourceTask) acked(p *pending, offset int64) {
 // sends it to the dead-letter topic, and only that write acknowledges it.
 func (t *sourceTask) failed(p *pending, err error) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, kgo.ErrClientClosed) {
+		if p.push != nil {
+			p.push.settle(fateFailed, err)
+		}
+		return
+	}
+	if !p.alone && (errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)) {
+		// The refusal may be the batch's: records that fit share a batch
+		// with one that does not. franz-go does not split the batch as
+		// Kafka's Java producer does, so each record is tried alone.
+		p.alone = true
+		t.dlqWG.Add(1)
+		go t.produceAlone(p)
 		return
 	}
 	t.m.Error("produce")
@@ -364,17 +504,17 @@ func (t *sourceTask) failed(p *pending, err error) {
 	t.log.Warn("broker refused a record; sending it to the dead-letter topic",
 		zap.String("topic", r.Topic), zap.String("dead_letter_topic", t.opts.DeadLetterTopic),
 		zap.String("source_partition", spName(p)), zap.Error(err))
-	extra := []kgo.RecordHeader{{Key: HeaderErrTopic, Value: []byte(r.Topic)}}
+	extra := []kgo.RecordHeader{{Key: deadletter.HeaderTopic, Value: []byte(r.Topic)}}
 	if p.sp != nil {
-		extra = append(extra, kgo.RecordHeader{Key: HeaderErrSourcePartition, Value: []byte(p.sp.name)},
-			kgo.RecordHeader{Key: HeaderErrSourcePosition, Value: p.pos})
+		extra = append(extra, kgo.RecordHeader{Key: deadletter.HeaderSourcePartition, Value: []byte(p.sp.name)},
+			kgo.RecordHeader{Key: deadletter.HeaderSourcePosition, Value: p.pos})
 	}
 	value := r.Value
 	if len(value) > 512<<10 {
 		value = value[:512<<10]
-		extra = append(extra, kgo.RecordHeader{Key: "__weir.errors.truncated", Value: []byte("true")})
+		extra = append(extra, kgo.RecordHeader{Key: deadletter.HeaderTruncated, Value: []byte("true")})
 	}
-	dl := deadLetter(t.opts.DeadLetterTopic, t.name, r.Key, value, r.Headers, r.Timestamp, err, extra...)
+	dl := deadletter.Record(t.opts.DeadLetterTopic, t.name, r.Key, value, r.Headers, r.Timestamp, err, extra...)
 	t.dlqWG.Add(1)
 	t.cl.Produce(context.Background(), dl, func(_ *kgo.Record, derr error) {
 		defer t.dlqWG.Done()
@@ -385,11 +525,37 @@ func (t *sourceTask) failed(p *pending, err error) {
 				t.fatal = fmt.Errorf("record for %s refused (%v) and dead-letter topic %s failed too: %w", r.Topic, err, t.opts.DeadLetterTopic, derr)
 			}
 			t.mu.Unlock()
+			if p.push != nil {
+				p.push.settle(fateFailed, err)
+			}
 			return
 		}
 		t.m.DeadLetters.Inc()
 		t.acked(p, -1)
+		if p.push != nil {
+			p.push.settle(fateDeadLettered, err)
+		}
 	})
+}
+
+// produceAlone produces p again in a batch of its own (a client that
+// produces one record at a time) and handles the outcome as the first
+// produce's; refused again, p goes to the dead-letter topic.
+func (t *sourceTask) produceAlone(p *pending) {
+	defer t.dlqWG.Done()
+	t.aloneMu.Lock()
+	defer t.aloneMu.Unlock()
+	if t.alone == nil {
+		cl, err := kafkaclient.New(t.rt.client(), append(slices.Clip(t.popts), kgo.ProducerLinger(0))...)
+		if err != nil {
+			t.failed(p, fmt.Errorf("producing a record alone: %w", err))
+			return
+		}
+		t.alone = cl
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), t.opts.StopTimeout)
+	defer cancel()
+	t.promise(&p.rec, t.alone.ProduceSync(ctx, &p.rec).FirstErr())
 }
 
 func spName(p *pending) string {

@@ -14,6 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
 )
 
 // counterSource emits records "sp-i" for source partitions sp0..spN-1,
@@ -100,6 +102,8 @@ func runSource(t *testing.T, rt *Runtime, src *counterSource, opts SourceOptions
 		default:
 		}
 		if !src.done() {
+			src.mu.Lock()
+			defer src.mu.Unlock()
 			return fmt.Errorf("positions committed so far: %v", src.committed)
 		}
 		return nil
@@ -137,7 +141,7 @@ func checkExactlyOnce(t *testing.T, got map[string][]string, parts, limit int) {
 func TestSourceTaskStoresAndRestoresPositions(t *testing.T) {
 	b := testbroker.Start(t)
 	b.CreateTopic("dst", 3, nil)
-	rt := &Runtime{Brokers: []string{b.Addr}, Logger: zap.NewNop()}
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Logger: zap.NewNop()}
 	src := &counterSource{parts: 3, limit: 200}
 	runSource(t, rt, src, SourceOptions{Topic: "dst", CommitInterval: 50 * time.Millisecond})
 	if !src.opened || len(src.restored) != 0 {
@@ -165,7 +169,7 @@ func TestSourceTaskStoresAndRestoresPositions(t *testing.T) {
 func TestSourceTaskRestoresFromDestinationScan(t *testing.T) {
 	b := testbroker.Start(t)
 	b.CreateTopic("dst", 2, nil)
-	rt := &Runtime{Brokers: []string{b.Addr}}
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}}
 	src := &counterSource{parts: 2, limit: 50}
 	runSource(t, rt, src, SourceOptions{Topic: "dst"})
 	// A "crashed" run wrote records 50..79 of sp0 (seq 51..80) and never
@@ -197,14 +201,14 @@ func TestSourceTaskRestoresFromDestinationScan(t *testing.T) {
 func TestSourceTaskDeadLettersRefusedRecords(t *testing.T) {
 	b := testbroker.Start(t)
 	b.CreateTopic("dst", 1, nil)
-	rt := &Runtime{Brokers: []string{b.Addr}, Metrics: NewMetricSet(nil)}
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Metrics: NewMetricSet(nil)}
 	src := &counterSource{parts: 1, limit: 40, big: map[int]int{17: 2 << 20}}
 	runSource(t, rt, src, SourceOptions{Topic: "dst"})
 	got := values(b, "dst")["sp0"]
 	if len(got) != 39 {
 		t.Fatalf("%d records in dst, want 39", len(got))
 	}
-	dl := b.ReadAll(DeadLetterTopic("counter"))
+	dl := b.ReadAll(deadletter.Topic("counter"))
 	if len(dl) != 1 {
 		t.Fatalf("%d dead letters, want 1", len(dl))
 	}
@@ -212,8 +216,8 @@ func TestSourceTaskDeadLettersRefusedRecords(t *testing.T) {
 	for _, x := range dl[0].Headers {
 		h[x.Key] = string(x.Value)
 	}
-	if h[HeaderErrConnector] != "counter" || h[HeaderErrTopic] != "dst" || h[HeaderErrSourcePartition] != "sp0" ||
-		binary.BigEndian.Uint64([]byte(h[HeaderErrSourcePosition])) != 17 || !strings.Contains(h[HeaderErrMessage], "MESSAGE_TOO_LARGE") {
+	if h[deadletter.HeaderConnector] != "counter" || h[deadletter.HeaderTopic] != "dst" || h[deadletter.HeaderSourcePartition] != "sp0" ||
+		binary.BigEndian.Uint64([]byte(h[deadletter.HeaderSourcePosition])) != 17 || !strings.Contains(h[deadletter.HeaderMessage], "MESSAGE_TOO_LARGE") {
 		t.Fatalf("dead-letter headers %v", h)
 	}
 	if !strings.HasPrefix(string(dl[0].Value), "sp0-17") {

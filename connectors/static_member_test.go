@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/kafkaclient"
 )
 
 // staticChildEnv holds the JSON staticChildConfig of a sink task run in a
@@ -48,7 +49,7 @@ func staticChildMain() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	lg, _ := zap.NewDevelopment()
-	rt := &Runtime{Brokers: []string{cc.Broker}, Logger: lg, ClientOpts: []kgo.Opt{kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelInfo, func() string { return time.Now().Format("15:04:05.000 ") }))}}
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{cc.Broker}, Extra: []kgo.Opt{kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelInfo, func() string { return time.Now().Format("15:04:05.000 ") }))}}, Logger: lg}
 	err := rt.RunSink(ctx, "static", &fileSink{path: cc.Out}, SinkOptions{Topics: []string{cc.Topic}, Group: cc.Group,
 		InstanceID: cc.Instance, FlushInterval: 100 * time.Millisecond})
 	if err != nil {
@@ -306,7 +307,7 @@ func TestSinkTaskStaticMemberCleanStop(t *testing.T) {
 	b := testbroker.Start(t)
 	b.CreateTopic("static-stop", 2, nil)
 	produceN(t, b.Client(), "static-stop", 100, func(int) bool { return false })
-	rt := &Runtime{Brokers: []string{b.Addr}}
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}}
 	adm := kadm.NewClient(b.Client())
 	describe := func() kadm.DescribedGroup {
 		gs, err := adm.DescribeGroups(context.Background(), "weir-connect-stop")
@@ -315,7 +316,9 @@ func TestSinkTaskStaticMemberCleanStop(t *testing.T) {
 		}
 		return gs["weir-connect-stop"]
 	}
-	runOnce := func(prev string) string {
+	// runOnce runs the sink until its group is Stable with a new member
+	// and it has stored want records, then stops it cleanly.
+	runOnce := func(prev string, want int) string {
 		sink := &memSink{}
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
@@ -326,6 +329,9 @@ func TestSinkTaskStaticMemberCleanStop(t *testing.T) {
 		testbroker.CheckFor(t, 30*time.Second, func() error {
 			if g := describe(); g.State != "Stable" || len(g.Members) != 1 || g.Members[0].MemberID == prev {
 				return fmt.Errorf("group %s with members %+v (the previous run's id %q)", g.State, g.Members, prev)
+			}
+			if n := sink.count(); n < want {
+				return fmt.Errorf("stored %d of %d records", n, want)
 			}
 			return nil
 		})
@@ -339,11 +345,11 @@ func TestSinkTaskStaticMemberCleanStop(t *testing.T) {
 		}
 		return g.Members[0].MemberID
 	}
-	first := runOnce("")
+	first := runOnce("", 100)
 	if n := committed(t, b, "weir-connect-stop"); n != 100 {
 		t.Fatalf("committed %d after the clean stop, want 100", n)
 	}
 	// The restart replaces the remaining member (the wait above needs
 	// a new member id in a Stable group of one).
-	runOnce(first)
+	runOnce(first, 0)
 }

@@ -1,3 +1,4 @@
-// Package ingest is weir's producer front: partitioners, batching, and the
-// push endpoints (HTTP, syslog, stdin) that turn input into records.
+// Package ingest holds the load generators behind weir bench (bench/).
+// The push endpoints (HTTP, syslog) are connector kinds under
+// connectors/, and the Kafka client options are internal/kafkaclient's.
 package ingest

@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"weir/pipelines/expr"
 )
 
 // The declarative operators of a stream block, decoded here and run on
@@ -48,15 +50,15 @@ const (
 // aggSpec is a stream's aggregation: group, optional window, then count
 // or aggregate.
 type aggSpec struct {
-	groupBy  evalFn // nil: group by the record key
-	keyField string // output field holding the group key
+	groupBy  expr.Fn // nil: group by the record key
+	keyField string  // output field holding the group key
 	window   *windowSpec
 
 	count bool
 	// field is the output field of the count, or of a scalar aggregate.
 	field          string
 	initial        any
-	add, mergeFn   evalFn
+	add, mergeFn   expr.Fn
 	addAt, mergeAt hcl.Range
 }
 
@@ -104,7 +106,7 @@ func (l *loader) decodeOps(c *hcl.BodyContent, s *Stream, steps hcl.Blocks) hcl.
 	}
 	groupA, hasGroup := c.Attributes[opGroupBy]
 	if a, ok := c.Attributes[opSelectKey]; ok {
-		comp := &compiler{ctx: l.ctx}
+		comp := &expr.Compiler{Ctx: l.ctx}
 		s.keyFn = l.compileAttr(comp, a, &diags)
 		if hasGroup {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting stream settings",
@@ -152,8 +154,8 @@ func (l *loader) decodeOps(c *hcl.BodyContent, s *Stream, steps hcl.Blocks) hcl.
 	ag := &aggSpec{keyField: "key"}
 	s.agg = ag
 	if hasGroup {
-		scope := []string{recordVar}
-		ag.groupBy = l.compileScoped(&compiler{ctx: l.ctx}, groupA.Expr, scope, &diags)
+		scope := []string{expr.RecordVar}
+		ag.groupBy = l.compileScoped(&expr.Compiler{Ctx: l.ctx}, groupA.Expr, scope, &diags)
 		ag.keyField = keyFieldOf(groupA.Expr)
 	}
 	if len(windows) > 0 {
@@ -337,12 +339,12 @@ func (l *loader) decodeAggregate(b *hcl.Block, ag *aggSpec) hcl.Diagnostics {
 		}
 		diags = append(diags, d...)
 		if !d.HasErrors() {
-			ag.initial = fromCty(v)
+			ag.initial = expr.FromCty(v)
 		}
 	}
-	comp := &compiler{ctx: l.ctx}
+	comp := &expr.Compiler{Ctx: l.ctx}
 	if a, ok := c.Attributes["add"]; ok {
-		ag.add = l.compileScoped(comp, a.Expr, []string{recordVar, aggVar, keyVar}, &diags)
+		ag.add = l.compileScoped(comp, a.Expr, []string{expr.RecordVar, aggVar, keyVar}, &diags)
 		ag.addAt = a.Expr.Range()
 	}
 	session := ag.window != nil && ag.window.kind == "session"
@@ -364,7 +366,7 @@ func (l *loader) decodeAggregate(b *hcl.Block, ag *aggSpec) hcl.Diagnostics {
 
 // compileScoped checks and compiles a per-record expression that may read
 // the variables in scope.
-func (l *loader) compileScoped(comp *compiler, e hcl.Expression, scope []string, diags *hcl.Diagnostics) evalFn {
+func (l *loader) compileScoped(comp *expr.Compiler, e hcl.Expression, scope []string, diags *hcl.Diagnostics) expr.Fn {
 	if d := l.checkRefsIn(e, scope); d.HasErrors() {
 		*diags = append(*diags, d...)
 		return nil
@@ -375,11 +377,11 @@ func (l *loader) compileScoped(comp *compiler, e hcl.Expression, scope []string,
 			Detail: "Stream expressions must be written in HCL native syntax.", Subject: e.Range().Ptr()})
 		return nil
 	}
-	c := &compiler{ctx: comp.ctx}
-	if len(scope) > 1 || (len(scope) == 1 && scope[0] != recordVar) {
-		c.scope = scope
+	c := &expr.Compiler{Ctx: comp.Ctx}
+	if len(scope) > 1 || (len(scope) == 1 && scope[0] != expr.RecordVar) {
+		c.Scope = scope
 	}
-	f, d := c.compile(se)
+	f, d := c.Compile(se)
 	*diags = append(*diags, d...)
 	return f
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/kafkaclient"
 	"weir/pipelines"
 )
 
@@ -76,7 +77,7 @@ func BenchmarkPipeline(b *testing.B) {
 				if diags.HasErrors() {
 					b.Fatal(diags)
 				}
-				r, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: []string{br.Addr}, Logger: zap.NewNop()})
+				r, err := pipelines.NewRunner(pipelines.RunOptions{Client: kafkaclient.Options{Brokers: []string{br.Addr}}, Logger: zap.NewNop()})
 				if err != nil {
 					b.Fatal(err)
 				}

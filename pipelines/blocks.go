@@ -5,13 +5,17 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"weir/broker/httpsec"
 	"weir/broker/topicconfig"
+	"weir/internal/kafkaclient"
 	"weir/schemas"
 )
 
@@ -23,8 +27,9 @@ const (
 )
 
 var brokerSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "brokers"}, {Name: "schema_registry"},
+	{Name: "brokers"}, {Name: "schema_registry"}, {Name: "client_config"},
 	{Name: "data_dir"}, {Name: "kafka_addr"}, {Name: "registry_addr"}, {Name: "admin_addr"}, {Name: "config"},
+	{Name: "registry_config"},
 }}
 
 func (l *loader) decodeBroker(b *hcl.Block) hcl.Diagnostics {
@@ -59,17 +64,39 @@ func (l *loader) decodeBroker(b *hcl.Block) hcl.Diagnostics {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Empty broker list",
 				Detail: "brokers names the bootstrap brokers of an external cluster; remove it to run the embedded broker.", Subject: a.Expr.Range().Ptr()})
 		}
-		for _, emb := range []string{"data_dir", "kafka_addr", "registry_addr", "admin_addr", "config"} {
+		l.decodeClientConfig(c, br, &diags)
+		for _, emb := range []string{"data_dir", "kafka_addr", "registry_addr", "admin_addr", "config", "registry_config"} {
 			if e, ok := c.Attributes[emb]; ok {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
 					Detail:  fmt.Sprintf("%q configures the embedded broker, but brokers names an external cluster: remove one of them.", emb),
 					Subject: e.NameRange.Ptr()})
 			}
 		}
-	} else if a, ok := c.Attributes["schema_registry"]; ok {
-		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
-			Detail:  "schema_registry names an external registry, used with external brokers; the embedded broker serves its own on registry_addr.",
-			Subject: a.NameRange.Ptr()})
+	} else {
+		if a, ok := c.Attributes["schema_registry"]; ok {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
+				Detail:  "schema_registry names an external registry, used with external brokers; the embedded broker serves its own on registry_addr.",
+				Subject: a.NameRange.Ptr()})
+		}
+		if a, ok := c.Attributes["client_config"]; ok {
+			// The embedded registry may ask for TLS and basic auth
+			// (registry_config): client_config then says how weir's own
+			// clients reach it, with the registry properties only.
+			l.decodeClientConfig(c, br, &diags)
+			var kafkaProps []string
+			for k := range br.ClientConfig {
+				if !kafkaclient.IsRegistryProperty(k) {
+					kafkaProps = append(kafkaProps, k)
+				}
+			}
+			if len(kafkaProps) > 0 {
+				sort.Strings(kafkaProps)
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
+					Detail:  fmt.Sprintf("client_config sets %s: with the embedded broker it holds only the settings of its registry (basic.auth.user.info, schema.registry.ssl.*); weir run reaches its embedded broker on its own PLAINTEXT listener.", strings.Join(kafkaProps, ", ")),
+					Subject: a.NameRange.Ptr()})
+			}
+		}
+		l.decodeRegistryConfig(c, br, &diags)
 	}
 	if a, ok := c.Attributes["config"]; ok {
 		m, d := l.stringMapAttr(a)
@@ -83,6 +110,84 @@ func (l *loader) decodeBroker(b *hcl.Block) hcl.Diagnostics {
 		}
 	}
 	return diags
+}
+
+// decodeRegistryConfig reads registry_config: the embedded schema
+// registry's settings with the names of `weir broker --registry-config`
+// (Confluent Schema Registry's: listeners=https://..., ssl.*,
+// authentication.*). listeners replaces registry_addr.
+func (l *loader) decodeRegistryConfig(c *hcl.BodyContent, br *Broker, diags *hcl.Diagnostics) {
+	a, ok := c.Attributes["registry_config"]
+	if !ok {
+		return
+	}
+	m, d := l.stringMapAttr(a)
+	*diags = append(*diags, d...)
+	if d.HasErrors() {
+		return
+	}
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(httpsec.RegistryNames(), k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown registry_config setting",
+			Detail:  fmt.Sprintf("weir does not read %s (registry_config takes %s).", strings.Join(unknown, ", "), strings.Join(httpsec.RegistryNames(), ", ")),
+			Subject: a.Expr.Range().Ptr()})
+		return
+	}
+	if _, ok := m[httpsec.RegistryListeners]; ok {
+		if ra, ok := c.Attributes["registry_addr"]; ok {
+			*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
+				Detail: "registry_config's listeners replaces registry_addr: set one of them.", Subject: ra.NameRange.Ptr()})
+			return
+		}
+		br.RegistryAddr = ""
+	}
+	br.regConfigs = &m
+	br.RegistryConfig = kafkaclient.Redact(m)
+}
+
+// decodeClientConfig reads client_config: Kafka client properties (as a
+// --command-config file holds them) for the connections to an external
+// cluster and its registry. Errors name the property, never a value.
+func (l *loader) decodeClientConfig(c *hcl.BodyContent, br *Broker, diags *hcl.Diagnostics) {
+	a, ok := c.Attributes["client_config"]
+	if !ok {
+		return
+	}
+	m, d := l.stringMapAttr(a)
+	*diags = append(*diags, d...)
+	if d.HasErrors() {
+		return
+	}
+	set, ignored, err := kafkaclient.ParseProperties(m)
+	if err != nil {
+		*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid client_config",
+			Detail: err.Error() + ".", Subject: a.Expr.Range().Ptr()})
+		return
+	}
+	if len(ignored) > 0 {
+		*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown client_config property",
+			Detail:  fmt.Sprintf("weir does not read %s (client_config holds security.protocol, sasl.*, ssl.*, client.id and the schema.registry.* / basic.auth.* settings of the registry).", strings.Join(ignored, ", ")),
+			Subject: a.Expr.Range().Ptr()})
+		return
+	}
+	if len(set.Brokers) > 0 {
+		*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
+			Detail: "bootstrap.servers in client_config: name the brokers with brokers = [...].", Subject: a.Expr.Range().Ptr()})
+		return
+	}
+	if len(set.Registry.URLs) > 0 {
+		*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
+			Detail: "schema.registry.url in client_config: name the registry with schema_registry = \"...\".", Subject: a.Expr.Range().Ptr()})
+		return
+	}
+	br.Client, br.props = set, &m
+	br.ClientConfig = kafkaclient.Redact(m)
 }
 
 var topicSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{

@@ -5,16 +5,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"weir/connectors"
-	"weir/ingest/balancer"
+	"weir/internal/kafkaclient/balancer"
+	"weir/pipelines/expr"
 )
 
 // Meta-arguments: settings of source, stream and sink blocks that belong
@@ -34,10 +34,22 @@ const (
 	brokersSetting  = "brokers"
 )
 
-// stepBlocks are the transform step block types.
-var stepBlocks = []hcl.BlockHeaderSchema{
-	{Type: "parse_json"}, {Type: "parse_regex"}, {Type: "parse_timestamp"},
-	{Type: "set"}, {Type: "rename"}, {Type: "remove"}, {Type: "filter"}, {Type: "route"},
+// MetaSettings are the settings a source or sink block (typ "source" or
+// "sink") takes besides its kind's spec, documented as spec fields are.
+// A source block also takes the transform step blocks (StepKinds).
+func MetaSettings(typ string) []connectors.Field {
+	if typ == "source" {
+		return []connectors.Field{
+			{Name: metaTopic, Type: connectors.String, Required: true, Doc: "the topic the source writes its records to: topic.<name> or a topic name"},
+			{Name: metaTransforms, Type: connectors.StringList, Doc: "names of transform blocks whose steps run over each record, before the step blocks written inside the source"},
+		}
+	}
+	return []connectors.Field{
+		{Name: metaFrom, Type: connectors.StringList, Required: true, Doc: "the topics the sink reads: topic.<name>, source.<name>.topic or topic names"},
+		{Name: metaGroup, Type: connectors.String, Doc: "the sink's consumer group; unset, weir-sink-<name>"},
+		{Name: metaBalancer, Type: connectors.String, Enum: balancer.Names, Default: balancer.Default, Doc: "the consumer group's partition-assignment strategy (Kafka's partition.assignment.strategy)"},
+		{Name: metaInstanceID, Type: connectors.String, Doc: "makes the sink a static member of its group (Kafka's group.instance.id): a restart within the session timeout keeps its partitions without a rebalance"},
+	}
 }
 
 func (l *loader) lookupKind(b *hcl.Block, wantSource bool) (*connectors.Kind, hcl.Diagnostics) {
@@ -97,7 +109,7 @@ func connectorSchema(k *connectors.Kind, source bool) *hcl.BodySchema {
 	if source {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: metaTopic, Required: true},
 			hcl.AttributeSchema{Name: metaTransforms})
-		s.Blocks = stepBlocks
+		s.Blocks = stepBlocks()
 	} else {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: metaFrom, Required: true},
 			hcl.AttributeSchema{Name: metaGroup}, hcl.AttributeSchema{Name: metaBalancer},
@@ -177,6 +189,10 @@ func (l *loader) fieldValue(what string, f connectors.Field, a *hcl.Attribute) (
 	return gv, diags
 }
 
+// clientConfigSetting is the connection settings of a kind that
+// connects to a Kafka cluster itself (the kafka sink).
+const clientConfigSetting = "client_config"
+
 func runSetting(name string) bool {
 	return name == registrySetting || name == registrySetting+"_url" || name == brokersSetting
 }
@@ -188,6 +204,14 @@ func runSetting(name string) bool {
 type RunSettings struct {
 	SchemaRegistry string
 	Brokers        []string
+	// ClientConfig is the broker block's client_config, given with the
+	// brokers to a kind with a "client_config" (map) setting that leaves
+	// both unset.
+	ClientConfig map[string]string
+	// RegistryConfig is the registry client settings of client_config
+	// (kafkaclient.RegistryProperties), given with the registry URL to a
+	// kind with a schema_registry_config setting that leaves both unset.
+	RegistryConfig map[string]string
 }
 
 // DecodeConnector decodes raw settings through k's spec with the run's
@@ -201,6 +225,14 @@ func DecodeConnector(k *connectors.Kind, raw map[string]any, rs RunSettings) (co
 		if f, ok := k.Spec.Field(name); ok && f.Type == connectors.String && rs.SchemaRegistry != "" {
 			if _, set := m[name]; !set {
 				m[name] = rs.SchemaRegistry
+				_, haveCfg := m[connectors.RegistryConfigSetting]
+				if f, ok := k.Spec.Field(connectors.RegistryConfigSetting); ok && f.Type == connectors.StringMap && !haveCfg && len(rs.RegistryConfig) > 0 {
+					cc := make(map[string]any, len(rs.RegistryConfig))
+					for k, v := range rs.RegistryConfig {
+						cc[k] = v
+					}
+					m[connectors.RegistryConfigSetting] = cc
+				}
 			}
 		}
 	}
@@ -211,6 +243,15 @@ func DecodeConnector(k *connectors.Kind, raw map[string]any, rs RunSettings) (co
 				bs[i] = b
 			}
 			m[brokersSetting] = bs
+			if f, ok := k.Spec.Field(clientConfigSetting); ok && f.Type == connectors.StringMap && len(rs.ClientConfig) > 0 {
+				if _, set := m[clientConfigSetting]; !set {
+					cc := make(map[string]any, len(rs.ClientConfig))
+					for k, v := range rs.ClientConfig {
+						cc[k] = v
+					}
+					m[clientConfigSetting] = cc
+				}
+			}
 		}
 	}
 	return k.Spec.Decode(m)
@@ -245,7 +286,7 @@ func (l *loader) decodeSource(b *hcl.Block) (*Source, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		l.poisoned["source."+b.Labels[1]] = true
 		// Still check the steps and references of the body.
-		c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Blocks: stepBlocks})
+		c, _, _ := b.Body.PartialContent(&hcl.BodySchema{Blocks: stepBlocks()})
 		if c != nil {
 			_, d := l.decodeStepBlocks(c.Blocks, nil)
 			diags = append(diags, d...)
@@ -331,14 +372,18 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 	return s, diags
 }
 
-var streamSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: metaFrom, Required: true}, {Name: metaTo, Required: true},
-		{Name: metaTransforms}, {Name: metaGroup}, {Name: metaBalancer},
-		{Name: opGroupBy}, {Name: opSelectKey}},
-	Blocks: append(slices.Clip(stepBlocks),
-		hcl.BlockHeaderSchema{Type: opWindow, LabelNames: []string{"kind"}},
-		hcl.BlockHeaderSchema{Type: opCount}, hcl.BlockHeaderSchema{Type: opAggregate}),
-}
+// streamSchema is the body schema of a stream block (built once the
+// step kinds have registered).
+var streamSchema = sync.OnceValue(func() *hcl.BodySchema {
+	return &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: metaFrom, Required: true}, {Name: metaTo, Required: true},
+			{Name: metaTransforms}, {Name: metaGroup}, {Name: metaBalancer},
+			{Name: opGroupBy}, {Name: opSelectKey}},
+		Blocks: append(slices.Clip(stepBlocks()),
+			hcl.BlockHeaderSchema{Type: opWindow, LabelNames: []string{"kind"}},
+			hcl.BlockHeaderSchema{Type: opCount}, hcl.BlockHeaderSchema{Type: opAggregate}),
+	}
+})
 
 // consumerAttrs reads what sinks and streams share as group consumers:
 // from (with its graph edges), group and balancer; absent ones leave the
@@ -364,7 +409,7 @@ func (l *loader) consumerAttrs(c *hcl.BodyContent, id string, from *[]string, gr
 }
 
 func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
-	c, diags := b.Body.Content(streamSchema)
+	c, diags := b.Body.Content(streamSchema())
 	s := &Stream{Component: Component{Type: "stream", Name: b.Labels[0], Range: b.DefRange}}
 	s.Group = "weir-stream-" + s.Name
 	diags = append(diags, l.consumerAttrs(c, s.ID(), &s.From, &s.Group, &s.Balancer)...)
@@ -471,7 +516,7 @@ func (l *loader) decodeChain(c *hcl.BodyContent, id string) (*Chain, []string, h
 					Detail: fmt.Sprintf("No transform named %q is declared.", n), Subject: a.Expr.Range().Ptr()})
 				continue
 			}
-			tc, _, _ := tb.Body.PartialContent(&hcl.BodySchema{Blocks: stepBlocks})
+			tc, _, _ := tb.Body.PartialContent(&hcl.BodySchema{Blocks: stepBlocks()})
 			steps, d := l.decodeStepBlocks(tc.Blocks, func(topic string, rng hcl.Range) {
 				routes = append(routes, topic)
 				l.edge(id, "topic."+topic, rng)
@@ -492,7 +537,7 @@ func (l *loader) decodeChain(c *hcl.BodyContent, id string) (*Chain, []string, h
 
 // decodeSteps checks a transform block: only step blocks.
 func (l *loader) decodeSteps(body hcl.Body, _ string, route func(string, hcl.Range)) ([]chainStep, hcl.Diagnostics) {
-	c, diags := body.Content(&hcl.BodySchema{Blocks: stepBlocks})
+	c, diags := body.Content(&hcl.BodySchema{Blocks: stepBlocks()})
 	if c == nil {
 		return nil, diags
 	}
@@ -500,209 +545,8 @@ func (l *loader) decodeSteps(body hcl.Body, _ string, route func(string, hcl.Ran
 	return steps, append(diags, d...)
 }
 
-var (
-	parseJSONSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field"}, {Name: "target"}, {Name: "remove_field"}, {Name: "on_error"}}}
-	parseRegexSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field"}, {Name: "pattern", Required: true}, {Name: "on_error"}}}
-	parseTimeSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "field", Required: true}, {Name: "layout"},
-		{Name: "target"}, {Name: "timezone"}, {Name: "set_record_time"}, {Name: "on_error"}}}
-	removeSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "fields", Required: true}}}
-	filterSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "condition", Required: true}, {Name: "on_error"}}}
-	routeSchema  = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "topic", Required: true}, {Name: "condition", Required: true}, {Name: "on_error"}}}
-)
-
-func (l *loader) decodeStepBlocks(blocks hcl.Blocks, route func(string, hcl.Range)) ([]chainStep, hcl.Diagnostics) {
-	var diags hcl.Diagnostics
-	var out []chainStep
-	comp := &compiler{ctx: l.ctx}
-	for _, b := range blocks {
-		st := chainStep{kind: b.Type, where: b.DefRange}
-		var d hcl.Diagnostics
-		var c *hcl.BodyContent
-		strOr := func(name, def string) string {
-			a, ok := c.Attributes[name]
-			if !ok {
-				return def
-			}
-			s, dd := l.stringAttr(a)
-			d = append(d, dd...)
-			return s
-		}
-		onError := func() {
-			a, ok := c.Attributes["on_error"]
-			if !ok {
-				return
-			}
-			s, dd := l.stringAttr(a)
-			d = append(d, dd...)
-			switch s {
-			case "keep":
-				st.onError = Keep
-			case "drop":
-				st.onError = Drop
-			case "dead_letter":
-				st.onError = DeadLetter
-			default:
-				if !dd.HasErrors() {
-					d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid on_error",
-						Detail: fmt.Sprintf("on_error must be \"keep\", \"drop\" or \"dead_letter\", not %q.", s), Subject: a.Expr.Range().Ptr()})
-				}
-			}
-		}
-		expr := func(name string) evalFn {
-			a, ok := c.Attributes[name]
-			if !ok {
-				return nil
-			}
-			return l.compileAttr(comp, a, &d)
-		}
-		switch b.Type {
-		case "parse_json":
-			c, d = b.Body.Content(parseJSONSchema)
-			s := &parseJSONStep{field: strOr("field", "message"), target: strOr("target", "")}
-			if a, ok := c.Attributes["remove_field"]; ok {
-				v, dd := l.value(a.Expr)
-				d = append(d, dd...)
-				if !dd.HasErrors() {
-					if v.IsNull() || v.Type().FriendlyName() != "bool" {
-						d = append(d, typeDiag(a, "a bool", v))
-					} else {
-						s.removeField = v.True()
-					}
-				}
-			}
-			onError()
-			st.s = s
-		case "parse_regex":
-			c, d = b.Body.Content(parseRegexSchema)
-			s := &parseRegexStep{field: strOr("field", "message")}
-			if a, ok := c.Attributes["pattern"]; ok {
-				p, dd := l.stringAttr(a)
-				d = append(d, dd...)
-				if !dd.HasErrors() {
-					re, err := regexp.Compile(p)
-					switch {
-					case err != nil:
-						d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid regular expression",
-							Detail: fmt.Sprintf("The pattern does not compile: %v.", err), Subject: a.Expr.Range().Ptr()})
-					default:
-						s.re = re
-						for i, n := range re.SubexpNames() {
-							if n != "" {
-								s.groups = append(s.groups, i)
-								s.names = append(s.names, n)
-							}
-						}
-						if len(s.names) == 0 {
-							d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Regular expression without named groups",
-								Detail: "parse_regex sets one field per named group, as in (?P<level>\\w+); this pattern has none.", Subject: a.Expr.Range().Ptr()})
-						}
-					}
-				}
-			}
-			onError()
-			st.s = s
-		case "parse_timestamp":
-			c, d = b.Body.Content(parseTimeSchema)
-			s := &parseTimestampStep{field: strOr("field", ""), setTime: true, loc: time.UTC}
-			s.target = strOr("target", s.field)
-			layout := strOr("layout", "rfc3339")
-			if nl, ok := namedLayouts[strings.ToLower(layout)]; ok {
-				layout = nl
-			}
-			s.layout = layout
-			if a, ok := c.Attributes["layout"]; ok && !strings.HasPrefix(layout, "unix") && !strings.ContainsAny(layout, "0123456789") {
-				d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid timestamp layout",
-					Detail:  fmt.Sprintf("%q is neither a named layout (rfc3339, unix, unix_ms, unix_us, unix_ns, common_log, ...) nor a Go reference-time layout like \"2006-01-02 15:04:05\".", layout),
-					Subject: a.Expr.Range().Ptr()})
-			}
-			if a, ok := c.Attributes["timezone"]; ok {
-				tz, dd := l.stringAttr(a)
-				d = append(d, dd...)
-				if !dd.HasErrors() {
-					loc, err := time.LoadLocation(tz)
-					if err != nil {
-						d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown time zone",
-							Detail: fmt.Sprintf("%q: %v.", tz, err), Subject: a.Expr.Range().Ptr()})
-					} else {
-						s.loc = loc
-					}
-				}
-			}
-			if a, ok := c.Attributes["set_record_time"]; ok {
-				v, dd := l.value(a.Expr)
-				d = append(d, dd...)
-				if !dd.HasErrors() {
-					if v.IsNull() || v.Type().FriendlyName() != "bool" {
-						d = append(d, typeDiag(a, "a bool", v))
-					} else {
-						s.setTime = v.True()
-					}
-				}
-			}
-			onError()
-			st.s = s
-		case "set":
-			attrs, dd := b.Body.JustAttributes()
-			d = dd
-			s := &setStep{}
-			for _, a := range sortedAttrs(attrs) {
-				f := l.compileAttr(comp, a, &d)
-				s.names = append(s.names, a.Name)
-				s.fns = append(s.fns, f)
-			}
-			if len(attrs) == 0 && !dd.HasErrors() {
-				d = append(d, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Empty set step",
-					Detail: "set takes one attribute per field to set, as in: set { service = \"checkout\" }.", Subject: b.DefRange.Ptr()})
-			}
-			st.s = s
-		case "rename":
-			attrs, dd := b.Body.JustAttributes()
-			d = dd
-			s := &renameStep{}
-			for _, a := range sortedAttrs(attrs) {
-				to, dd := l.stringAttr(a)
-				d = append(d, dd...)
-				s.from = append(s.from, a.Name)
-				s.to = append(s.to, to)
-			}
-			st.s = s
-		case "remove":
-			c, d = b.Body.Content(removeSchema)
-			s := &removeStep{}
-			if a, ok := c.Attributes["fields"]; ok {
-				fs, dd := l.stringListAttr(a)
-				d = append(d, dd...)
-				s.fields = fs
-			}
-			st.s = s
-		case "filter":
-			c, d = b.Body.Content(filterSchema)
-			st.s = &filterStep{cond: expr("condition")}
-			onError()
-		case "route":
-			c, d = b.Body.Content(routeSchema)
-			s := &routeStep{cond: expr("condition")}
-			if a, ok := c.Attributes["topic"]; ok {
-				t, dd := l.stringAttr(a)
-				d = append(d, dd...)
-				s.topic = t
-				if !dd.HasErrors() && route != nil {
-					route(t, a.Expr.Range())
-				}
-			}
-			onError()
-			st.s = s
-		}
-		diags = append(diags, d...)
-		if !d.HasErrors() {
-			out = append(out, st)
-		}
-	}
-	return out, diags
-}
-
 // compileAttr checks and compiles a per-record expression.
-func (l *loader) compileAttr(comp *compiler, a *hcl.Attribute, diags *hcl.Diagnostics) evalFn {
+func (l *loader) compileAttr(comp *expr.Compiler, a *hcl.Attribute, diags *hcl.Diagnostics) expr.Fn {
 	if d := l.checkRefs(a.Expr, true); d.HasErrors() {
 		*diags = append(*diags, d...)
 		return nil
@@ -713,7 +557,7 @@ func (l *loader) compileAttr(comp *compiler, a *hcl.Attribute, diags *hcl.Diagno
 			Detail: "Transform expressions must be written in HCL native syntax.", Subject: a.Expr.Range().Ptr()})
 		return nil
 	}
-	f, d := comp.compile(se)
+	f, d := comp.Compile(se)
 	*diags = append(*diags, d...)
 	return f
 }

@@ -1,10 +1,13 @@
 package pipelines
 
 import (
+	"weir/internal/kafkaclient"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
 	"weir/connectors"
+	"weir/pipelines/expr"
 	"weir/schemas"
 )
 
@@ -36,13 +39,47 @@ type Broker struct {
 	External []string
 	// SchemaRegistry is an external registry URL (external brokers).
 	SchemaRegistry string
+	// Client is how weir connects to the external cluster and registry
+	// (security.protocol, TLS, SASL, registry TLS and basic auth), from
+	// the client_config attribute; its secrets print as [redacted].
+	Client kafkaclient.Settings
+	// ClientConfig is client_config as written, secrets redacted (for
+	// printing).
+	ClientConfig map[string]string
+	// props is client_config with its secrets (ClientProperties),
+	// behind a pointer so that printing a Broker shows an address, not
+	// the secrets.
+	props *map[string]string
 	// Embedded broker settings.
 	DataDir      string
 	KafkaAddr    string
 	RegistryAddr string
 	AdminAddr    string
 	Configs      map[string]string
-	Range        hcl.Range
+	// RegistryConfig is registry_config as written, secrets redacted:
+	// the embedded registry's settings (RegistryConfigs).
+	RegistryConfig map[string]string
+	regConfigs     *map[string]string
+	Range          hcl.Range
+}
+
+// RegistryConfigs is registry_config with its secrets in clear, for the
+// embedded registry (node.Config.RegistryConfigs); never print it.
+func (b *Broker) RegistryConfigs() map[string]string {
+	if b.regConfigs == nil {
+		return nil
+	}
+	return *b.regConfigs
+}
+
+// ClientProperties is client_config with its secrets in clear, for the
+// kinds that connect to the cluster themselves (RunOptions); never print
+// it.
+func (b *Broker) ClientProperties() map[string]string {
+	if b.props == nil {
+		return nil
+	}
+	return *b.props
 }
 
 // Embedded reports whether weir run starts its own broker.
@@ -110,7 +147,7 @@ type Stream struct {
 	Balancer string
 
 	// keyFn is select_key: the new key of each record (nil: unchanged).
-	keyFn evalFn
+	keyFn expr.Fn
 	// agg is the stream's aggregation (group_by, window, count or
 	// aggregate); nil for a stateless stream.
 	agg *aggSpec

@@ -2,6 +2,34 @@
 // file:line:col diagnostics, building the pipeline graph, and running and
 // reloading it.
 //
+// # External clusters and secrets
+//
+// A broker block with brokers = [...] runs against an external cluster;
+// its client_config is a map of Kafka client properties
+// (internal/kafkaclient.ParseProperties: security.protocol, sasl.*,
+// ssl.*, client.id, and the registry's schema.registry.ssl.* and
+// basic.auth.user.info) from which RunOptions.Client and Registry are
+// built; a property weir does not read, bootstrap.servers or
+// schema.registry.url there is an error naming it. The kafka sink gets
+// the run's brokers and client_config when it names no brokers; the Avro
+// connectors (file and syslog sources, mysql, elasticsearch, the file and
+// stdout sinks) get the registry URL with client_config's registry
+// properties as their schema_registry_config (kafkaclient.OpenRegistry)
+// when they name no registry.
+//
+// The embedded broker's registry takes registry_config: the settings of
+// `weir broker --registry-config` (Confluent Schema Registry's names:
+// listeners=https://..., ssl.*, authentication.method=BASIC,
+// authentication.users.file, ...; listeners replaces registry_addr). Its
+// clients then need client_config too, with the registry properties only
+// (schema.registry.ssl.truststore.location, basic.auth.user.info). Secrets
+// come from env("NAME") (an error naming the attribute and file:line when
+// unset; env("NAME", "default") for optional ones) and file("path")
+// (relative to the pipeline files; one trailing line break dropped, unlike
+// Terraform's file()). They never print: Broker.ClientConfig is redacted,
+// the settings are kafkaclient.Secret values, connector fields marked
+// Sensitive are redacted by Spec.Redact and kept out of decode errors.
+//
 // # Stream blocks
 //
 // A stream block reads its from topics, runs its transform steps (inline
@@ -76,16 +104,29 @@
 // reference to a label the source has no block for is an error at the
 // reference (srcblocks.go).
 //
+// # Transform steps
+//
+// Each transform step block type is a StepKind, declared in its own file
+// (step_<kind>.go) and registered from init, as connector kinds are: its
+// Spec lists the block's attributes (type, required, default, doc),
+// which give the block's schema, the defaults StepArgs returns and the
+// reference weir kinds prints; its New builds the step, reading the
+// attributes through StepArgs in the order it wants their diagnostics.
+// A kind that declares on_error (OnError) gets it decoded for it. A new
+// step kind is one file: a type implementing Step, and its registration
+// (TestRegisteredStepKind declares one outside the package).
+//
 // # Files
 //
 //	load.go, blocks.go, vars.go  parsing, topics, broker, variables, locals
-//	components.go                sources, streams, sinks, transform steps
+//	components.go                sources, streams, sinks, transform chains
 //	srcblocks.go                 nested connector blocks, source.<name> references
 //	aggregate.go                 a stream's group_by, window, count, aggregate
-//	expr.go, funcs.go, value.go  compiled expressions over the native values
-//	steps.go                     transform steps
-//	codec.go, json.go            record values: Avro, JSON
-//	objcodec.go                  the tagged encoding of stream state
+//	expr/                        the expression language (package expr)
+//	steps.go                     Event, Chain: running transform steps
+//	stepkinds.go                 StepKind registry, StepArgs: decoding step blocks
+//	step_<kind>.go               one transform step kind each (parse_json, ...)
+//	codec/                       record values (Avro, JSON) and stream state (package codec)
 //	graph.go, diag.go            the graph; diagnostics output
 //	runner.go, tasks.go          Runner: topics, sources, sinks, stateless streams
 //	streamapp.go                 aggregating streams on package streams

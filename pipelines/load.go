@@ -11,9 +11,11 @@ import (
 	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"weir/connectors"
+	"weir/pipelines/expr"
 )
 
 // Options tune Load.
@@ -133,6 +135,7 @@ func LoadSources(srcs []SourceFile, dir string, opts Options) (*Config, hcl.Diag
 		}
 	}
 	diags = append(diags, l.load(contents)...)
+	nameCallAttributes(l.cfg.Files, diags)
 	return l.cfg, dedupe(diags)
 }
 
@@ -306,7 +309,7 @@ func (l *loader) buildContext(topics map[string]string) {
 	if l.sourceVals != nil {
 		vars["source"] = obj(l.sourceVals)
 	}
-	l.ctx = &hcl.EvalContext{Variables: vars, Functions: ctyFunctions(l.dir)}
+	l.ctx = &hcl.EvalContext{Variables: vars, Functions: expr.Functions(l.dir)}
 }
 
 func cwd() string {
@@ -323,21 +326,21 @@ var configRoots = []string{"var", "local", "path", "topic", "transform", "source
 // checkRefs reports references to undeclared things in expr; record is
 // allowed in transform steps only. It returns no diagnostics when every
 // reference resolves.
-func (l *loader) checkRefs(expr hcl.Expression, allowRecord bool) hcl.Diagnostics {
+func (l *loader) checkRefs(ex hcl.Expression, allowRecord bool) hcl.Diagnostics {
 	if allowRecord {
-		return l.checkRefsIn(expr, []string{recordVar})
+		return l.checkRefsIn(ex, []string{expr.RecordVar})
 	}
-	return l.checkRefsIn(expr, nil)
+	return l.checkRefsIn(ex, nil)
 }
 
 // checkRefsIn is checkRefs where the per-record variables scope (record,
 // and agg, other, key in aggregate expressions) may be used.
-func (l *loader) checkRefsIn(expr hcl.Expression, scope []string) hcl.Diagnostics {
+func (l *loader) checkRefsIn(ex hcl.Expression, scope []string) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	allowRecord := slices.Contains(scope, recordVar)
-	for _, tr := range expr.Variables() {
+	allowRecord := slices.Contains(scope, expr.RecordVar)
+	for _, tr := range ex.Variables() {
 		root := tr.RootName()
-		if root != recordVar && slices.Contains(scope, root) {
+		if root != expr.RecordVar && slices.Contains(scope, root) {
 			continue
 		}
 		rng := tr.SourceRange()
@@ -392,7 +395,7 @@ func (l *loader) checkRefsIn(expr hcl.Expression, scope []string) hcl.Diagnostic
 			check("path value", []string{"root", "cwd"})
 		case "source":
 			diags = append(diags, l.checkSourceRef(tr)...)
-		case recordVar:
+		case expr.RecordVar:
 			if !allowRecord {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid reference to record",
 					Detail:  "record (the event being transformed) exists only inside transform steps (set, filter, route).",
@@ -414,8 +417,8 @@ func (l *loader) checkRefsIn(expr hcl.Expression, scope []string) hcl.Diagnostic
 				Detail: detail, Subject: rng.Ptr()})
 		}
 	}
-	diags = append(diags, l.checkSourceIndexes(expr)...)
-	diags = append(diags, l.checkFuncs(expr)...)
+	diags = append(diags, l.checkSourceIndexes(ex)...)
+	diags = append(diags, l.checkFuncs(ex)...)
 	return diags
 }
 
@@ -434,8 +437,8 @@ func pos(r hcl.Range) string {
 // error (LoadSources drops it).
 var suppressed = &hcl.Diagnostic{Severity: hcl.DiagError}
 
-func (l *loader) poisonedRef(expr hcl.Expression) bool {
-	for _, tr := range expr.Variables() {
+func (l *loader) poisonedRef(ex hcl.Expression) bool {
+	for _, tr := range ex.Variables() {
 		if len(tr) < 2 {
 			continue
 		}
@@ -447,20 +450,20 @@ func (l *loader) poisonedRef(expr hcl.Expression) bool {
 }
 
 // value checks references and evaluates a config-time expression.
-func (l *loader) value(expr hcl.Expression) (cty.Value, hcl.Diagnostics) {
-	if d := l.checkRefs(expr, false); d.HasErrors() {
+func (l *loader) value(ex hcl.Expression) (cty.Value, hcl.Diagnostics) {
+	if d := l.checkRefs(ex, false); d.HasErrors() {
 		return cty.NilVal, d
 	}
-	if l.poisonedRef(expr) {
+	if l.poisonedRef(ex) {
 		return cty.NilVal, hcl.Diagnostics{suppressed}
 	}
-	v, diags := expr.Value(l.ctx)
+	v, diags := ex.Value(l.ctx)
 	if diags.HasErrors() {
 		return cty.NilVal, diags
 	}
 	if !v.IsWhollyKnown() {
 		return cty.NilVal, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Unknown value",
-			Detail: "This value cannot be determined when the pipeline is loaded.", Subject: expr.Range().Ptr()}}
+			Detail: "This value cannot be determined when the pipeline is loaded.", Subject: ex.Range().Ptr()}}
 	}
 	return v, diags
 }
@@ -526,4 +529,46 @@ func dedupe(diags hcl.Diagnostics) hcl.Diagnostics {
 		out = append(out, d)
 	}
 	return out
+}
+
+// nameCallAttributes adds the attribute (and its block) to the detail of
+// a failed function call, such as env("X") of an unset variable or
+// file("x") of a file that cannot be read: "In broker.client_config: ...".
+func nameCallAttributes(files map[string]*hcl.File, diags hcl.Diagnostics) {
+	for _, d := range diags {
+		if d.Summary != "Error in function call" || d.Subject == nil {
+			continue
+		}
+		f, ok := files[d.Subject.Filename]
+		if !ok {
+			continue
+		}
+		body, ok := f.Body.(*hclsyntax.Body)
+		if !ok {
+			continue
+		}
+		if name := attributeAt(body, *d.Subject, ""); name != "" {
+			d.Detail = fmt.Sprintf("In %s: %s", name, d.Detail)
+		}
+	}
+}
+
+// attributeAt names the attribute of body whose expression holds rng.
+func attributeAt(body *hclsyntax.Body, rng hcl.Range, prefix string) string {
+	for name, a := range body.Attributes {
+		if r := a.Expr.Range(); r.ContainsOffset(rng.Start.Byte) {
+			return prefix + name
+		}
+	}
+	for _, b := range body.Blocks {
+		if !b.Body.SrcRange.ContainsOffset(rng.Start.Byte) {
+			continue
+		}
+		p := prefix + b.Type
+		for _, l := range b.Labels {
+			p += "." + l
+		}
+		return attributeAt(b.Body, rng, p+".")
+	}
+	return ""
 }

@@ -19,6 +19,7 @@ import (
 	_ "weir/connectors/filesink"
 	_ "weir/connectors/kafkasink"
 	_ "weir/connectors/stdout"
+	"weir/internal/kafkaclient"
 	"weir/pipelines"
 )
 
@@ -62,7 +63,7 @@ func (e *env) load(vars ...string) *pipelines.Config {
 
 func (e *env) runner() *pipelines.Runner {
 	e.t.Helper()
-	r, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: []string{e.b.Addr}, SchemaRegistry: e.reg,
+	r, err := pipelines.NewRunner(pipelines.RunOptions{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}}, SchemaRegistry: e.reg,
 		Logger: zaptest.NewLogger(e.t, zaptest.Level(zap.WarnLevel)), RestartBackoff: 200 * time.Millisecond})
 	if err != nil {
 		e.t.Fatal(err)

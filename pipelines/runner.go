@@ -20,20 +20,31 @@ import (
 	"go.uber.org/zap"
 
 	"weir/connectors"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
+	"weir/pipelines/codec"
 	"weir/schemas"
 	"weir/streams"
 )
 
 // RunOptions configure a Runner.
 type RunOptions struct {
-	// Brokers are the cluster's bootstrap addresses.
-	Brokers []string
+	// Client is how every Kafka client of the run connects to the
+	// cluster: its bootstrap brokers (required), TLS, SASL, client id.
+	Client kafkaclient.Options
 	// SchemaRegistry is the registry URL ("": none; Avro topics then
 	// cannot be used).
 	SchemaRegistry string
-	// ClientOpts are extra franz-go options for every client.
-	ClientOpts []kgo.Opt
-	Logger     *zap.Logger
+	// Registry holds the registry client's TLS and basic auth settings
+	// (its URL is SchemaRegistry).
+	Registry kafkaclient.Registry
+	// ClientProperties are the Kafka client properties behind Client
+	// and Registry (Broker.ClientProperties), given to kinds that connect
+	// to the cluster themselves (the kafka sink without brokers of its
+	// own) and, their registry settings, to the Avro connectors
+	// (schema_registry_config) with the registry URL.
+	ClientProperties map[string]string
+	Logger           *zap.Logger
 	// Registerer receives the connector metrics (nil: a private registry).
 	Registerer prometheus.Registerer
 	// RestartBackoff is the first delay before restarting a failed
@@ -58,7 +69,7 @@ type Runner struct {
 	adm     *kadm.Client
 	admCl   *kgo.Client
 	srcl    *sr.Client
-	dec     *decoder
+	dec     *codec.Decoder
 	baseCtx context.Context
 	stopAll context.CancelFunc
 	stopped sync.Once
@@ -67,7 +78,7 @@ type Runner struct {
 
 	mu      sync.Mutex
 	running map[string]*task
-	encs    map[string]*topicEncoder
+	encs    map[string]*codec.Encoder
 	applied map[string]string // topic name → applied hash
 	// defStateDir is the state directory of the applied configuration.
 	defStateDir string
@@ -91,7 +102,7 @@ type task struct {
 
 // NewRunner returns a Runner; nothing runs until Apply.
 func NewRunner(opts RunOptions) (*Runner, error) {
-	if len(opts.Brokers) == 0 {
+	if len(opts.Client.Brokers) == 0 {
 		return nil, errors.New("pipelines: runner needs brokers")
 	}
 	if opts.Logger == nil {
@@ -111,21 +122,21 @@ func NewRunner(opts RunOptions) (*Runner, error) {
 			rr = reg
 		}
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(opts.Brokers...)}, opts.ClientOpts...)...)
+	cl, err := kafkaclient.New(opts.Client)
 	if err != nil {
 		return nil, err
 	}
 	r := &Runner{opts: opts, log: opts.Logger, gather: g, admCl: cl, adm: kadm.NewClient(cl), streamsReg: rr,
-		running: map[string]*task{}, encs: map[string]*topicEncoder{}, applied: map[string]string{}, dec: &decoder{}}
-	r.rt = &connectors.Runtime{Brokers: opts.Brokers, ClientOpts: opts.ClientOpts, Logger: opts.Logger,
+		running: map[string]*task{}, encs: map[string]*codec.Encoder{}, applied: map[string]string{}, dec: &codec.Decoder{}}
+	r.rt = &connectors.Runtime{Client: opts.Client, Logger: opts.Logger,
 		Metrics: connectors.NewMetricSet(rr)}
 	if opts.SchemaRegistry != "" {
-		r.srcl, err = sr.NewClient(sr.URLs(opts.SchemaRegistry))
+		r.srcl, err = kafkaclient.NewRegistry(opts.Registry.WithURL(opts.SchemaRegistry))
 		if err != nil {
 			cl.Close()
 			return nil, err
 		}
-		r.dec.serde = schemas.NewSerde(srSource{r.srcl})
+		r.dec.Serde = schemas.NewSerde(codec.NewRegistrySource(r.srcl))
 	}
 	r.baseCtx, r.stopAll = context.WithCancel(context.Background())
 	return r, nil
@@ -253,12 +264,13 @@ func (r *Runner) supervise(ctx context.Context, t *task, fn func(context.Context
 }
 
 func (r *Runner) runSettings() RunSettings {
-	return RunSettings{SchemaRegistry: r.opts.SchemaRegistry, Brokers: r.opts.Brokers}
+	return RunSettings{SchemaRegistry: r.opts.SchemaRegistry, Brokers: r.opts.Client.Brokers, ClientConfig: r.opts.ClientProperties,
+		RegistryConfig: kafkaclient.RegistryProperties(r.opts.ClientProperties)}
 }
 
 func (r *Runner) transformer(name string, chain *Chain, defTopic string) *transformer {
 	r.mu.Lock()
-	encs := make(map[string]*topicEncoder, len(r.encs))
+	encs := make(map[string]*codec.Encoder, len(r.encs))
 	for k, v := range r.encs {
 		encs[k] = v
 	}
@@ -288,7 +300,7 @@ func (r *Runner) runSource(ctx context.Context, t *task, s *Source) error {
 		if rs, ok := src.(connectors.RawSource); ok {
 			rs.EmitRaw() // the transformer builds the event from its fields
 		}
-		src = &transformSource{inner: src, t: tr, dlq: connectors.DeadLetterTopic(s.Name)}
+		src = &transformSource{inner: src, t: tr, dlq: deadletter.Topic(s.Name)}
 	}
 	return r.rt.RunSource(ctx, s.Name, src, connectors.SourceOptions{Topic: s.Topic})
 }
@@ -322,7 +334,7 @@ func (r *Runner) runStream(ctx context.Context, t *task, s *Stream) error {
 	t.mu.Lock()
 	t.tr = tr
 	t.mu.Unlock()
-	sink := &streamSink{t: tr, brokers: r.opts.Brokers, opts: r.opts.ClientOpts}
+	sink := &streamSink{t: tr, client: r.opts.Client}
 	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer})
 }
 
@@ -372,7 +384,7 @@ func (r *Runner) applyTopics(ctx context.Context, cfg *Config) error {
 		default:
 			return fmt.Errorf("creating topic %s (%s): %w", t.Name, t.Range, err)
 		}
-		enc := jsonEncoder
+		enc := codec.JSON
 		if t.Schema != nil {
 			if r.srcl == nil {
 				return fmt.Errorf("topic %s declares an Avro schema but there is no schema registry", t.Name)
@@ -381,7 +393,7 @@ func (r *Runner) applyTopics(ctx context.Context, cfg *Config) error {
 			if err != nil {
 				return err
 			}
-			enc = &topicEncoder{id: id, schema: t.Schema, enc: schemas.NewEncoder(t.Schema)}
+			enc = codec.NewAvroEncoder(id, t.Schema)
 		}
 		r.mu.Lock()
 		r.encs[t.Name] = enc

@@ -298,8 +298,8 @@ func (l *loader) checkLabel(r *sourceRef, typ, label string, rng hcl.Range) hcl.
 // checkSourceIndexes checks source.<name>.<type>[<expression>]: a key
 // that is not a literal is evaluated here, so an unknown label gets the
 // same diagnostic as a literal one.
-func (l *loader) checkSourceIndexes(expr hcl.Expression) hcl.Diagnostics {
-	se, ok := expr.(hclsyntax.Expression)
+func (l *loader) checkSourceIndexes(ex hcl.Expression) hcl.Diagnostics {
+	se, ok := ex.(hclsyntax.Expression)
 	if !ok || l.sources == nil {
 		return nil
 	}

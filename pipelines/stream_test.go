@@ -19,7 +19,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"weir/broker/brokertest/testbroker"
-	"weir/connectors"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
 	"weir/pipelines"
 )
 
@@ -27,7 +28,7 @@ import (
 // commit interval for aggregating streams.
 func (e *env) streamRunner(stateDir string) *pipelines.Runner {
 	e.t.Helper()
-	r, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: []string{e.b.Addr}, SchemaRegistry: e.reg,
+	r, err := pipelines.NewRunner(pipelines.RunOptions{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}}, SchemaRegistry: e.reg,
 		Logger: zaptest.NewLogger(e.t, zaptest.Level(zap.WarnLevel)), RestartBackoff: 200 * time.Millisecond,
 		StateDir: stateDir, StreamsCommitInterval: 200 * time.Millisecond})
 	if err != nil {
@@ -212,7 +213,7 @@ func TestStreamWindowedCount(t *testing.T) {
 		if int(s.Late) != late || s.RecordsOut != float64(len(closed)) {
 			return fmt.Errorf("status %+v: want %d late records, %d results out", s, late, len(closed))
 		}
-		if dl := e.b.ReadAll(connectors.DeadLetterTopic("errors_per_service")); len(dl) != 1 {
+		if dl := e.b.ReadAll(deadletter.Topic("errors_per_service")); len(dl) != 1 {
 			return fmt.Errorf("%d dead letters, want 1", len(dl))
 		}
 		return nil
@@ -469,7 +470,7 @@ func TestStreamsMetricsAndReload(t *testing.T) {
 	e := newEnv(t)
 	p := e.write("p.hcl", fmt.Sprintf(twoStreams, ""))
 	reg := prometheus.NewRegistry()
-	r, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: []string{e.b.Addr}, SchemaRegistry: e.reg,
+	r, err := pipelines.NewRunner(pipelines.RunOptions{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}}, SchemaRegistry: e.reg,
 		Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), RestartBackoff: 200 * time.Millisecond,
 		StateDir: t.TempDir(), StreamsCommitInterval: 200 * time.Millisecond, Registerer: reg})
 	if err != nil {
@@ -753,13 +754,13 @@ func TestStreamWindowedEventTime(t *testing.T) {
 		if int(s.Late) != late {
 			return fmt.Errorf("status %+v: want %d late records", s, late)
 		}
-		dl := e.b.ReadAll(connectors.DeadLetterTopic("clicks_per_page"))
+		dl := e.b.ReadAll(deadletter.Topic("clicks_per_page"))
 		if len(dl) != 2 {
 			return fmt.Errorf("%d dead letters, want 2", len(dl))
 		}
 		for _, d := range dl {
-			if !strings.Contains(headerOf(d, connectors.HeaderErrMessage), "no event time") {
-				return fmt.Errorf("dead letter %s: error %q", d.Value, headerOf(d, connectors.HeaderErrMessage))
+			if !strings.Contains(headerOf(d, deadletter.HeaderMessage), "no event time") {
+				return fmt.Errorf("dead letter %s: error %q", d.Value, headerOf(d, deadletter.HeaderMessage))
 			}
 		}
 		return nil

@@ -12,7 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"weir/connectors"
+	"weir/internal/deadletter"
+	"weir/pipelines/codec"
+	"weir/pipelines/expr"
 	"weir/streams"
 )
 
@@ -60,7 +62,7 @@ const (
 
 // row is one decoded input record on its way to the grouping.
 type row struct {
-	fields *Object
+	fields *expr.Object
 	key    []byte    // the group key (group_by), or nil
 	time   time.Time // the record time the steps set (parse_timestamp), or zero
 }
@@ -71,17 +73,17 @@ type statefulStream struct {
 	ag  *aggSpec
 	tr  *transformer
 	ctx context.Context
-	enc *topicEncoder
+	enc *codec.Encoder
 	out atomic.Int64 // results written
 }
 
-// stateSerde keeps values in the tagged state encoding (objcodec.go).
+// stateSerde keeps values in the tagged state encoding (codec.AppendState).
 func stateSerde[T any]() streams.Serde[T] {
 	return streams.SerdeFuncs[T]{
-		Enc: func(v T) ([]byte, error) { return appendState(nil, v), nil },
+		Enc: func(v T) ([]byte, error) { return codec.AppendState(nil, v), nil },
 		Dec: func(b []byte) (T, error) {
 			var zero T
-			v, err := decodeState(b)
+			v, err := codec.DecodeState(b)
 			if err != nil {
 				return zero, err
 			}
@@ -90,7 +92,7 @@ func stateSerde[T any]() streams.Serde[T] {
 			}
 			t, ok := v.(T)
 			if !ok {
-				return zero, fmt.Errorf("%w: holds a %s", errStateValue, typeName(v))
+				return zero, fmt.Errorf("%w: holds a %s", codec.ErrStateValue, expr.TypeName(v))
 			}
 			return t, nil
 		},
@@ -104,7 +106,7 @@ func (ss *statefulStream) decodeRow(v []byte) (*row, error) {
 	if v == nil {
 		return nil, nil // a tombstone: aggregations skip null values
 	}
-	fields, err := ss.tr.dec.decode(ss.ctx, v, &Object{})
+	fields, err := ss.tr.dec.Decode(ss.ctx, v, &expr.Object{})
 	if err != nil {
 		ss.tr.noteErr(err)
 		return nil, err
@@ -143,8 +145,8 @@ func (ss *statefulStream) decodeRow(v []byte) (*row, error) {
 // (counted and logged as a transform error) sends the record to the
 // dead-letter topic and leaves the aggregate as it was
 // (streams.TryAggregate).
-func (ss *statefulStream) add(k []byte, v *Object, a any) (any, error) {
-	scope := &Object{Keys: []string{recordVar, aggVar, keyVar}, Vals: []any{v, a, string(k)}}
+func (ss *statefulStream) add(k []byte, v *expr.Object, a any) (any, error) {
+	scope := &expr.Object{Keys: []string{expr.RecordVar, aggVar, keyVar}, Vals: []any{v, a, string(k)}}
 	n, err := ss.ag.add(scope)
 	if err != nil {
 		err = fmt.Errorf("aggregate add at %s: %w", ss.ag.addAt, err)
@@ -157,7 +159,7 @@ func (ss *statefulStream) add(k []byte, v *Object, a any) (any, error) {
 // merge combines two sessions' aggregates; failing, like add, it
 // dead-letters the record that bridged them and merges nothing.
 func (ss *statefulStream) merge(k []byte, a, b any) (any, error) {
-	scope := &Object{Keys: []string{aggVar, otherVar, keyVar}, Vals: []any{a, b, string(k)}}
+	scope := &expr.Object{Keys: []string{aggVar, otherVar, keyVar}, Vals: []any{a, b, string(k)}}
 	n, err := ss.ag.mergeFn(scope)
 	if err != nil {
 		err = fmt.Errorf("aggregate merge at %s: %w", ss.ag.mergeAt, err)
@@ -168,14 +170,14 @@ func (ss *statefulStream) merge(k []byte, a, b any) (any, error) {
 }
 
 // result builds an output value.
-func (ss *statefulStream) result(key []byte, start, end *time.Time, a any) *Object {
-	o := &Object{Keys: make([]string, 0, 6), Vals: make([]any, 0, 6)}
+func (ss *statefulStream) result(key []byte, start, end *time.Time, a any) *expr.Object {
+	o := &expr.Object{Keys: make([]string, 0, 6), Vals: make([]any, 0, 6)}
 	o.Set(ss.ag.keyField, string(key))
 	if start != nil {
 		o.Set("window_start", start.UTC())
 		o.Set("window_end", end.UTC())
 	}
-	if ao, ok := a.(*Object); ok && !ss.ag.count {
+	if ao, ok := a.(*expr.Object); ok && !ss.ag.count {
 		for i, k := range ao.Keys {
 			o.Set(k, ao.Vals[i])
 		}
@@ -185,18 +187,20 @@ func (ss *statefulStream) result(key []byte, start, end *time.Time, a any) *Obje
 	return o
 }
 
-func (ss *statefulStream) outSerde() streams.Serde[*Object] {
-	return streams.SerdeFuncs[*Object]{Enc: func(o *Object) ([]byte, error) {
+func (ss *statefulStream) outSerde() streams.Serde[*expr.Object] {
+	return streams.SerdeFuncs[*expr.Object]{Enc: func(o *expr.Object) ([]byte, error) {
 		if o == nil {
 			return nil, nil
 		}
-		b, err := ss.enc.encode(nil, o)
+		b, err := ss.enc.Encode(nil, o)
 		if err != nil {
 			return nil, fmt.Errorf("stream %q: result for topic %s: %w", ss.s.Name, ss.s.To, err)
 		}
 		ss.out.Add(1)
 		return b, nil
-	}, Dec: func([]byte) (*Object, error) { return nil, fmt.Errorf("%w: results are write-only", streams.ErrDecode) }}
+	}, Dec: func([]byte) (*expr.Object, error) {
+		return nil, fmt.Errorf("%w: results are write-only", streams.ErrDecode)
+	}}
 }
 
 func keySerde() streams.Serde[streams.Windowed[[]byte]] {
@@ -242,20 +246,20 @@ func (ss *statefulStream) topology() (*streams.Topology, error) {
 		st = st.Merge(ins[1:]...)
 	}
 	st = st.Filter(func(_ []byte, r *row) bool { return r != nil })
-	objs := stateSerde[*Object]()
-	var g streams.Grouped[[]byte, *Object]
+	objs := stateSerde[*expr.Object]()
+	var g streams.Grouped[[]byte, *expr.Object]
 	if ag.groupBy != nil {
-		g = streams.GroupByKey(streams.Map(st, func(_ []byte, r *row) ([]byte, *Object) { return r.key, r.fields }),
+		g = streams.GroupByKey(streams.Map(st, func(_ []byte, r *row) ([]byte, *expr.Object) { return r.key, r.fields }),
 			streams.Bytes(), objs)
 	} else {
-		g = streams.GroupByKey(streams.MapValues(st, func(_ []byte, r *row) *Object { return r.fields }),
+		g = streams.GroupByKey(streams.MapValues(st, func(_ []byte, r *row) *expr.Object { return r.fields }),
 			streams.Bytes(), objs)
 	}
 	aggs := stateSerde[any]()
 	init := func() any { return ag.initial }
 	out := ss.outSerde()
 	toWindowed := func(w streams.Stream[streams.Windowed[[]byte], any]) {
-		streams.MapValues(w, func(k streams.Windowed[[]byte], a any) *Object {
+		streams.MapValues(w, func(k streams.Windowed[[]byte], a any) *expr.Object {
 			return ss.result(k.Key, &k.Start, &k.End, a)
 		}).To(s.To, keySerde(), out)
 	}
@@ -263,11 +267,11 @@ func (ss *statefulStream) topology() (*streams.Topology, error) {
 	switch w := ag.window; {
 	case w == nil && ag.count:
 		t := streams.Count(g, countStore).ToStream()
-		streams.MapValues(t, func(k []byte, n int64) *Object { return ss.result(k, nil, nil, countAny(n)) }).
+		streams.MapValues(t, func(k []byte, n int64) *expr.Object { return ss.result(k, nil, nil, countAny(n)) }).
 			To(s.To, streams.Bytes(), out)
 	case w == nil:
 		t := streams.TryAggregate(g, aggregateStore, init, ss.add, aggs).ToStream()
-		streams.MapValues(t, func(k []byte, a any) *Object { return ss.result(k, nil, nil, a) }).
+		streams.MapValues(t, func(k []byte, a any) *expr.Object { return ss.result(k, nil, nil, a) }).
 			To(s.To, streams.Bytes(), out)
 	case w.kind == "session":
 		sg := streams.SessionWindowedBy(g, streams.SessionWindows{Gap: w.gap, Grace: w.grace, EmitFinal: w.emitFinal})
@@ -295,7 +299,7 @@ func (r *Runner) runStatefulStream(ctx context.Context, t *task, s *Stream) erro
 	tr := r.transformer(s.ID(), s.Steps, s.To)
 	enc := tr.encs[s.To]
 	if enc == nil {
-		enc = jsonEncoder
+		enc = codec.JSON
 	}
 	ss := &statefulStream{s: s, ag: s.agg, tr: tr, ctx: ctx, enc: enc}
 	tp, err := ss.topology()
@@ -306,14 +310,13 @@ func (r *Runner) runStatefulStream(ctx context.Context, t *task, s *Stream) erro
 	defer reg.unregisterAll()
 	app, err := streams.New(tp, streams.Config{
 		ApplicationID:   s.Group,
-		Brokers:         r.opts.Brokers,
+		Client:          r.opts.Client,
 		StateDir:        r.stateDir(),
 		CommitInterval:  r.opts.StreamsCommitInterval,
-		DeadLetterTopic: connectors.DeadLetterTopic(s.Name),
+		DeadLetterTopic: deadletter.Topic(s.Name),
 		Balancer:        s.Balancer,
 		Logger:          r.log.Named("streams").With(zap.String("component", s.ID())),
 		Registerer:      reg,
-		ClientOpts:      r.opts.ClientOpts,
 	})
 	if err != nil {
 		return fmt.Errorf("stream %q: %w", s.Name, err)

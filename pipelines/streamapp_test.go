@@ -10,7 +10,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"weir/connectors"
+	"weir/internal/deadletter"
+	"weir/pipelines/codec"
+	"weir/pipelines/expr"
 	"weir/streams"
 )
 
@@ -30,8 +32,8 @@ func driveStream(t *testing.T, src string) (*streams.TestDriver, *statefulStream
 	if !s.Stateful() {
 		t.Fatal("stream not stateful")
 	}
-	tr := &transformer{chain: s.Steps, dec: &decoder{}, defTopic: s.To, log: zap.NewNop()}
-	ss := &statefulStream{s: s, ag: s.agg, tr: tr, ctx: context.Background(), enc: jsonEncoder}
+	tr := &transformer{chain: s.Steps, dec: &codec.Decoder{}, defTopic: s.To, log: zap.NewNop()}
+	ss := &statefulStream{s: s, ag: s.agg, tr: tr, ctx: context.Background(), enc: codec.JSON}
 	tp, err := ss.topology()
 	if err != nil {
 		t.Fatal(err)
@@ -190,34 +192,15 @@ stream "s" {
 		for _, x := range dl[0].Headers {
 			h[x.Key] = string(x.Value)
 		}
-		if msg := h[connectors.HeaderErrMessage]; !strings.Contains(msg, "aggregate add at s.hcl:") || !strings.Contains(msg, streams.ErrOperator.Error()) ||
-			h[connectors.HeaderErrTopic] != "t-aggregate-repartition" || string(dl[0].Key) != "a" {
+		if msg := h[deadletter.HeaderMessage]; !strings.Contains(msg, "aggregate add at s.hcl:") || !strings.Contains(msg, streams.ErrOperator.Error()) ||
+			h[deadletter.HeaderTopic] != "t-aggregate-repartition" || string(dl[0].Key) != "a" {
 			t.Fatalf("dead letter key %q headers %v", dl[0].Key, h)
 		}
-		v, err := decodeState(dl[0].Value)
-		if o, ok := v.(*Object); err != nil || !ok {
+		v, err := codec.DecodeState(dl[0].Value)
+		if o, ok := v.(*expr.Object); err != nil || !ok {
 			t.Fatalf("dead letter value %x: %v %v", dl[0].Value, v, err)
 		} else if ms, _ := o.Get("ms"); ms != "oops" {
 			t.Fatalf("dead letter value %v", o)
-		}
-	}
-}
-
-func TestStateCodecRoundTrip(t *testing.T) {
-	ts := time.Date(2024, 5, 1, 10, 0, 0, 123456789, time.UTC)
-	v := &Object{Keys: []string{"a", "b", "c", "d", "e", "f", "g"},
-		Vals: []any{nil, true, "x", int64(-42), 1.5, ts, []any{[]byte{0xff}, &Object{Keys: []string{"k"}, Vals: []any{false}}}}}
-	b := appendState(nil, v)
-	got, err := decodeState(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !equal(got, v) {
-		t.Fatalf("round trip: %#v", got)
-	}
-	for i := range b {
-		if _, err := decodeState(b[:i]); err == nil {
-			t.Fatalf("truncated at %d decoded without error", i)
 		}
 	}
 }

@@ -16,15 +16,19 @@ import (
 	"go.uber.org/zap"
 
 	"weir/connectors"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
+	"weir/pipelines/codec"
+	"weir/pipelines/expr"
 )
 
 // transformer applies a chain to record values: decode, steps, encode
 // for the destination topic.
 type transformer struct {
 	chain    *Chain
-	keyFn    evalFn // select_key (nil: keep the key)
-	dec      *decoder
-	encs     map[string]*topicEncoder // by topic name; missing: JSON
+	keyFn    expr.Fn // select_key (nil: keep the key)
+	dec      *codec.Decoder
+	encs     map[string]*codec.Encoder // by topic name; missing: JSON
 	defTopic string
 	log      *zap.Logger
 	errors   atomic.Int64
@@ -54,17 +58,17 @@ type input struct {
 // does not outlive apply: results are encoded) and a slab the encoded
 // values are cut from (never reused: the producer owns them).
 type scratch struct {
-	obj Object
+	obj expr.Object
 	ev  Event
 	out []byte
 }
 
 var scratches = sync.Pool{New: func() any {
-	return &scratch{obj: Object{Keys: make([]string, 0, 16), Vals: make([]any, 0, 16)}}
+	return &scratch{obj: expr.Object{Keys: make([]string, 0, 16), Vals: make([]any, 0, 16)}}
 }}
 
 // reset empties the event object for the next record.
-func (sc *scratch) reset() *Object {
+func (sc *scratch) reset() *expr.Object {
 	sc.ev = Event{}
 	o := &sc.obj
 	clear(o.Keys)
@@ -96,16 +100,16 @@ func (sc *scratch) keep(v []byte) []byte {
 // values that are valid UTF-8 become strings sharing their memory (a
 // record's bytes are never modified after Poll), string maps objects
 // with sorted keys, as the source's JSON encoding would write them.
-func rawObject(o *Object, fs []connectors.RawField) *Object {
+func rawObject(o *expr.Object, fs []connectors.RawField) *expr.Object {
 	for _, f := range fs {
 		v := f.Value
 		switch x := v.(type) {
 		case []byte:
 			if utf8.Valid(x) {
-				v = view(x)
+				v = codec.View(x)
 			}
 		case map[string]string:
-			m := &Object{Keys: make([]string, 0, len(x)), Vals: make([]any, 0, len(x))}
+			m := &expr.Object{Keys: make([]string, 0, len(x)), Vals: make([]any, 0, len(x))}
 			for k := range x {
 				m.Keys = append(m.Keys, k)
 			}
@@ -116,7 +120,7 @@ func rawObject(o *Object, fs []connectors.RawField) *Object {
 			v = m
 		case nil, bool, string, int64:
 		default:
-			v = fromNative(v)
+			v = codec.FromNative(v)
 		}
 		o.Keys = append(o.Keys, f.Name)
 		o.Vals = append(o.Vals, v)
@@ -125,12 +129,12 @@ func rawObject(o *Object, fs []connectors.RawField) *Object {
 }
 
 func (t *transformer) apply(ctx context.Context, in *input, sc *scratch) result {
-	var fields *Object
+	var fields *expr.Object
 	if in.fields != nil {
 		fields = rawObject(sc.reset(), in.fields)
 	} else {
 		var err error
-		if fields, err = t.dec.decode(ctx, in.value, sc.reset()); err != nil {
+		if fields, err = t.dec.Decode(ctx, in.value, sc.reset()); err != nil {
 			t.noteErr(err)
 			return result{outcome: DeadLetter, err: err}
 		}
@@ -157,7 +161,7 @@ func (t *transformer) apply(ctx context.Context, in *input, sc *scratch) result 
 	if topic == "" {
 		topic = t.defTopic
 	}
-	v, eerr := t.encs[topic].encode(sc.slab(len(in.value)+256), ev.Fields)
+	v, eerr := t.encs[topic].Encode(sc.slab(len(in.value)+256), ev.Fields)
 	if eerr != nil {
 		eerr = fmt.Errorf("encoding for topic %s: %w", topic, eerr)
 		t.noteErr(eerr)
@@ -218,7 +222,7 @@ func (t *transformer) noteErr(err error) {
 }
 
 // errHeader carries a step's error on records sent to a dead-letter topic.
-const errHeader = connectors.HeaderErrMessage
+const errHeader = deadletter.HeaderMessage
 
 // transformSource wraps a connector's Source: every polled record goes
 // through the transformer before the runtime produces it. Dropped
@@ -304,6 +308,7 @@ func (s *transformSource) fetch(ctx context.Context, buf []connectors.SourceReco
 		res := s.res[i]
 		switch res.outcome {
 		case Drop:
+			in[i].Drop() // a push source learns the record's fate
 			continue
 		case DeadLetter:
 			msg := "dead-lettered by a transform"
@@ -336,6 +341,10 @@ func (s *transformSource) Close() error {
 	return s.inner.Close()
 }
 
+// Unwrap returns the inner source, so the runtime finds its
+// capabilities (connectors.Unwrapper).
+func (s *transformSource) Unwrap() connectors.Source { return s.inner }
+
 // Committed forwards to the inner source when it wants to know.
 func (s *transformSource) Committed(p map[string][]byte) {
 	if c, ok := s.inner.(connectors.Committer); ok {
@@ -349,12 +358,11 @@ func (s *transformSource) Committed(p map[string][]byte) {
 // committed only for records whose results are stored (at-least-once;
 // a clean stop or reload repeats nothing).
 type streamSink struct {
-	t       *transformer
-	brokers []string
-	opts    []kgo.Opt
-	cl      *kgo.Client
-	sc      connectors.SinkContext
-	res     []result
+	t      *transformer
+	client kafkaclient.Options
+	cl     *kgo.Client
+	sc     connectors.SinkContext
+	res    []result
 
 	mu     sync.Mutex
 	failed []*kgo.Record
@@ -363,8 +371,8 @@ type streamSink struct {
 
 func (s *streamSink) Open(_ context.Context, sc connectors.SinkContext) error {
 	s.sc = sc
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(s.brokers...), kgo.AllowAutoTopicCreation(),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(5 * time.Millisecond)}, s.opts...)...)
+	cl, err := kafkaclient.New(s.client, kgo.AllowAutoTopicCreation(),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -444,7 +452,7 @@ func (s *streamSink) Close() error {
 // keyBytes evaluates a key expression (select_key, group_by) into record
 // key bytes: strings as they are, numbers, bools and timestamps as text,
 // objects and lists as JSON, null as no key (nil).
-func keyBytes(fn evalFn, fields *Object) ([]byte, error) {
+func keyBytes(fn expr.Fn, fields *expr.Object) ([]byte, error) {
 	v, err := fn(fields)
 	if err != nil {
 		return nil, err
@@ -456,10 +464,10 @@ func keyBytes(fn evalFn, fields *Object) ([]byte, error) {
 		return []byte(x), nil
 	case []byte:
 		return append([]byte(nil), x...), nil
-	case *Object, []any:
-		return appendJSON(nil, x), nil
+	case *expr.Object, []any:
+		return codec.AppendJSON(nil, x), nil
 	}
-	s, err := toString(v)
+	s, err := expr.ToString(v)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/connectors"
+	"weir/pipelines/codec"
 )
 
 const chainBench = `
@@ -38,7 +39,7 @@ func BenchmarkTransform(b *testing.B) {
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
-	tr := &transformer{chain: cfg.Streams[0].Steps, dec: &decoder{}, encs: map[string]*topicEncoder{}, defTopic: "out", log: zap.NewNop()}
+	tr := &transformer{chain: cfg.Streams[0].Steps, dec: &codec.Decoder{}, encs: map[string]*codec.Encoder{}, defTopic: "out", log: zap.NewNop()}
 	line := []byte(`{"time":"2024-05-01T10:00:00.123Z","level":"info","msg":"request served in 35ms","user":"u12","n":42}`)
 	event := []byte(`{"timestamp":1714557600000,"host":"vm","file":"/var/log/app.log","offset":1234,"message":"{\"time\":\"2024-05-01T10:00:00.123Z\",\"level\":\"info\",\"msg\":\"request served in 35ms\",\"user\":\"u12\",\"n\":42}"}`)
 	raw := []connectors.RawField{{Name: "timestamp", Value: int64(1714557600000)}, {Name: "host", Value: "vm"},

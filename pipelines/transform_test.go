@@ -13,6 +13,7 @@ import (
 
 	"weir/connectors"
 	"weir/connectors/file"
+	"weir/pipelines/codec"
 )
 
 // testTransformer compiles the steps of one stream block.
@@ -23,7 +24,7 @@ func testTransformer(t testing.TB, steps string) *transformer {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	return &transformer{chain: cfg.Streams[0].Steps, dec: &decoder{}, encs: map[string]*topicEncoder{}, defTopic: "out", log: zap.NewNop()}
+	return &transformer{chain: cfg.Streams[0].Steps, dec: &codec.Decoder{}, encs: map[string]*codec.Encoder{}, defTopic: "out", log: zap.NewNop()}
 }
 
 // fileInputs returns line as a file source in raw mode hands it over and

@@ -13,6 +13,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"weir/pipelines/expr"
 )
 
 // EnvVarPrefix prefixes environment variables that set input variables:
@@ -183,13 +185,13 @@ func parseVarString(s string, t cty.Type) (cty.Value, error) {
 	if t == cty.String || t == cty.DynamicPseudoType {
 		return cty.StringVal(s), nil
 	}
-	expr, diags := hclsyntax.ParseExpression([]byte(s), "<value>", hcl.InitialPos)
+	x, diags := hclsyntax.ParseExpression([]byte(s), "<value>", hcl.InitialPos)
 	if diags.HasErrors() {
 		return cty.NilVal, fmt.Errorf("%q is not a valid %s", s, typeexpr.TypeString(t))
 	}
-	v, diags := expr.Value(nil)
+	v, diags := x.Value(nil)
 	if diags.HasErrors() {
-		return cty.NilVal, fmt.Errorf("%q: %s", s, diagSummary(diags))
+		return cty.NilVal, fmt.Errorf("%q: %s", s, expr.DiagSummary(diags))
 	}
 	cv, err := convert.Convert(v, t)
 	if err != nil {
@@ -327,26 +329,8 @@ func (l *loader) checkFuncs(expr hcl.Expression) hcl.Diagnostics {
 // ctyToGo converts a config value for connector specs: strings, int64
 // or float64 numbers, bools, []any, map[string]any.
 func ctyToGo(v cty.Value) any {
-	n := fromCty(v)
-	return plain(n)
-}
-
-func plain(v any) any {
-	switch x := v.(type) {
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plain(e)
-		}
-		return out
-	case *Object:
-		m := make(map[string]any, x.Len())
-		for i, k := range x.Keys {
-			m[k] = plain(x.Vals[i])
-		}
-		return m
-	}
-	return v
+	n := expr.FromCty(v)
+	return expr.Plain(n)
 }
 
 func rawJSON(raw map[string]any) string {

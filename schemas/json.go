@@ -1,13 +1,13 @@
 package schemas
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"sort"
 	"strconv"
-	"unicode/utf8"
+
+	"weir/internal/jsonw"
 )
 
 // AppendJSON appends the Avro JSON encoding of the native value v of s to
@@ -62,9 +62,9 @@ func appendJSON(b []byte, n *Node, v any, depth int) ([]byte, error) {
 	case String:
 		switch x := v.(type) {
 		case string:
-			return appendJSONString(b, x), nil
+			return jsonw.AppendString(b, x), nil
 		case []byte:
-			return appendJSONString(b, string(x)), nil
+			return jsonw.AppendString(b, string(x)), nil
 		}
 		return b, datumErr(n, v)
 	case Bytes, Fixed:
@@ -87,13 +87,13 @@ func appendJSON(b []byte, n *Node, v any, depth int) ([]byte, error) {
 		for i, c := range raw {
 			runes[i] = rune(c)
 		}
-		return appendJSONString(b, string(runes)), nil
+		return jsonw.AppendString(b, string(runes)), nil
 	case Enum:
 		s, ok := v.(string)
 		if !ok || !hasSym(n, s) {
 			return b, datumErr(n, v)
 		}
-		return appendJSONString(b, s), nil
+		return jsonw.AppendString(b, s), nil
 	case Array:
 		list, ok := v.([]any)
 		if !ok {
@@ -129,7 +129,7 @@ func appendJSON(b []byte, n *Node, v any, depth int) ([]byte, error) {
 				b = append(b, ',')
 			}
 			first = false
-			b = append(appendJSONString(b, k), ':')
+			b = append(jsonw.AppendString(b, k), ':')
 			var err error
 			if b, err = appendJSON(b, n.Values, m[k], depth+1); err != nil {
 				return b, err
@@ -164,7 +164,7 @@ func appendJSON(b []byte, n *Node, v any, depth int) ([]byte, error) {
 		if i < 0 {
 			return b, fmt.Errorf("%w: %T matches no branch of union %v", ErrInvalidDatum, v, unionNames(n))
 		}
-		b = append(appendJSONString(append(b, '{'), name), ':')
+		b = append(jsonw.AppendString(append(b, '{'), name), ':')
 		b, err := appendJSON(b, n.Branches[i], inner, depth+1)
 		if err != nil {
 			return b, err
@@ -180,7 +180,7 @@ func appendJSON(b []byte, n *Node, v any, depth int) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(appendJSONString(b, f.Name), ':')
+		b = append(jsonw.AppendString(b, f.Name), ':')
 		fv, ok := m[f.Name]
 		if !ok {
 			if !f.HasDefault {
@@ -198,14 +198,6 @@ func appendJSON(b []byte, n *Node, v any, depth int) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	if !utf8.ValidString(s) {
-		s = string([]rune(s))
-	}
-	e, _ := json.Marshal(s)
-	return append(b, e...)
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -18,8 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"weir/ingest/balancer"
-	"weir/ingest/client"
+	"weir/internal/kafkaclient"
+	"weir/internal/kafkaclient/balancer"
 	"weir/streams/internal/store"
 )
 
@@ -29,8 +29,11 @@ type Config struct {
 	// ApplicationID names the consumer group and prefixes internal topics
 	// (<id>-<store>-changelog, <id>-<store>-repartition). Required.
 	ApplicationID string
-	// Brokers is the bootstrap list (weir or Apache Kafka). Required.
-	Brokers []string
+	// Client is how the app's Kafka clients connect (weir or Apache
+	// Kafka): seed brokers (required), TLS, SASL; its Extra options are
+	// appended to every client's (tuning, test hooks). Balancers are
+	// set from Balancer.
+	Client kafkaclient.Options
 	// StateDir holds this instance's stores, under <StateDir>/<id>/<task>.
 	// Required; instances on one machine need different directories.
 	StateDir string
@@ -63,17 +66,14 @@ type Config struct {
 	// logs and metrics.
 	Logger     *zap.Logger
 	Registerer prometheus.Registerer
-	// ClientOpts are appended to the franz-go client options (tuning,
-	// TLS, SASL, test hooks).
-	ClientOpts []kgo.Opt
 }
 
 func (c *Config) validate() error {
 	switch {
 	case c.ApplicationID == "":
 		return fmt.Errorf("%w: ApplicationID is required", ErrConfig)
-	case len(c.Brokers) == 0:
-		return fmt.Errorf("%w: Brokers is required", ErrConfig)
+	case len(c.Client.Brokers) == 0:
+		return fmt.Errorf("%w: Client.Brokers is required", ErrConfig)
 	case c.StateDir == "":
 		return fmt.Errorf("%w: StateDir is required", ErrConfig)
 	}
@@ -158,17 +158,14 @@ func (a *App) Run(ctx context.Context) error {
 	if err := a.setup(ctx); err != nil {
 		return err
 	}
-	bal, _ := balancer.Opt(a.cfg.Balancer)
 	topics := make([]string, 0, len(a.srcs))
 	for t := range a.srcs {
 		topics = append(topics, t)
 	}
 	slices.Sort(topics)
-	opts := client.ProducerOpts(a.cfg.Brokers, -1, kgo.NoCompression())
-	opts = append(opts,
+	opts := append(kafkaclient.Producer(kafkaclient.AcksAll, kgo.NoCompression()),
 		kgo.ConsumerGroup(a.cfg.ApplicationID),
 		kgo.ConsumeTopics(topics...),
-		bal,
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -178,8 +175,7 @@ func (a *App) Run(ctx context.Context) error {
 		kgo.MaxBufferedRecords(1<<17),
 		kgo.ProducerLinger(5*time.Millisecond),
 	)
-	opts = append(opts, a.cfg.ClientOpts...)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kafkaclient.New(a.client(), opts...)
 	if err != nil {
 		return fmt.Errorf("streams app %s: client: %w", a.cfg.ApplicationID, err)
 	}
@@ -447,10 +443,19 @@ func (a *App) Metrics() []TaskMetrics {
 	return out
 }
 
+// client returns the options of the app's Kafka clients.
+func (a *App) client() kafkaclient.Options {
+	o := a.cfg.Client
+	if a.cfg.Balancer != "" {
+		o.Balancers = []string{a.cfg.Balancer}
+	}
+	return o
+}
+
 // setup creates the internal topics (changelogs compacted, repartition
 // topics sized like their upstream) and the dead-letter topic.
 func (a *App) setup(ctx context.Context) error {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(a.cfg.Brokers...)}, a.cfg.ClientOpts...)...)
+	cl, err := kafkaclient.New(a.client())
 	if err != nil {
 		return fmt.Errorf("streams app %s: admin client: %w", a.cfg.ApplicationID, err)
 	}
@@ -529,13 +534,12 @@ func (r *kgoReader) read(topic string, p int32, from int64, progress func(int64)
 	if progress != nil {
 		progress(end - from)
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(a.cfg.Brokers...),
+	cl, err := kafkaclient.New(a.client(), []kgo.Opt{
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}}),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(64 << 20),
 		kgo.FetchMaxPartitionBytes(32 << 20),
-	}, a.cfg.ClientOpts...)...)
+	}...)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/kafkaclient"
 )
 
 // instance is one App running in a goroutine with its own clients and
@@ -27,14 +28,13 @@ func startInstance(t *testing.T, tp *Topology, brokers []string, appID string, m
 	t.Helper()
 	cfg := Config{
 		ApplicationID:  appID,
-		Brokers:        brokers,
+		Client:         kafkaclient.Options{Brokers: brokers, Extra: []kgo.Opt{kgo.HeartbeatInterval(100 * time.Millisecond), kgo.SessionTimeout(6 * time.Second)}},
 		StateDir:       t.TempDir(),
 		CommitInterval: 200 * time.Millisecond,
-		ClientOpts:     []kgo.Opt{kgo.HeartbeatInterval(100 * time.Millisecond), kgo.SessionTimeout(6 * time.Second)},
 	}
 	if os.Getenv("WEIR_STREAMS_DEBUG") != "" {
 		cfg.Logger, _ = zap.NewDevelopment()
-		cfg.ClientOpts = append(cfg.ClientOpts, kgo.WithLogger(kzapLogger{cfg.Logger}))
+		cfg.Client.Extra = append(cfg.Client.Extra, kgo.WithLogger(kzapLogger{cfg.Logger}))
 	}
 	if mod != nil {
 		mod(&cfg)

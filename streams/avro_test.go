@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"weir/broker/brokertest/testbroker"
-	"weir/connectors"
+	"weir/internal/deadletter"
 	"weir/schemas"
 	"weir/schemas/registry"
 )
@@ -102,7 +102,7 @@ func TestAvroThroughRegistryAndDeadLetters(t *testing.T) {
 		for _, x := range r.Headers {
 			h[x.Key] = string(x.Value)
 		}
-		if h[connectors.HeaderErrTopic] != "logs" || !strings.Contains(h[connectors.HeaderErrMessage], "decode failed") {
+		if h[deadletter.HeaderTopic] != "logs" || !strings.Contains(h[deadletter.HeaderMessage], "decode failed") {
 			t.Fatalf("dead letter %q headers %v", r.Value, h)
 		}
 	}

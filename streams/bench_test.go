@@ -19,7 +19,9 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/broker/group"
-	"weir/ingest/partition"
+	"weir/internal/kafkaclient"
+	"weir/internal/kafkaclient/partition"
+	"weir/internal/testkit"
 	"weir/streams/internal/store"
 )
 
@@ -86,22 +88,22 @@ func endSum(ctx context.Context, adm *kadm.Client, topic string) int64 {
 	return s
 }
 
-func waitFor(b *testing.B, timeout time.Duration, fn func() bool) {
+// waitOut waits until topic "out" holds n records.
+func waitOut(b *testing.B, adm *kadm.Client, n int64) {
 	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for !fn() {
-		if time.Now().After(deadline) {
-			b.Fatal("benchmark did not finish in time")
+	testkit.CheckFor(b, 5*time.Minute, func() error {
+		if got := endSum(context.Background(), adm, "out"); got < n {
+			return fmt.Errorf("%d records in out, want %d", got, n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // benchApp starts an instance; cancel asks it to stop (Run then commits
 // at once, checkpoints its stores and leaves the group) and wait waits
 // for Run to return.
 func benchApp(b *testing.B, br *testbroker.Broker, tp *Topology, id string, commit time.Duration) (a *App, cancel, wait func()) {
-	a, err := New(tp, Config{ApplicationID: id, Brokers: []string{br.Addr}, StateDir: b.TempDir(), CommitInterval: commit})
+	a, err := New(tp, Config{ApplicationID: id, Client: kafkaclient.Options{Brokers: []string{br.Addr}}, StateDir: b.TempDir(), CommitInterval: commit})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func BenchmarkPassthroughKgo(b *testing.B) {
 			}
 		}()
 		<-done
-		waitFor(b, 5*time.Minute, func() bool { return endSum(context.Background(), adm, "out") >= benchRecords })
+		waitOut(b, adm, benchRecords)
 		report(b, benchRecords, time.Since(start))
 	}
 }
@@ -173,7 +175,7 @@ func BenchmarkStatelessMapFilter(b *testing.B) {
 		want := int64(benchRecords - benchRecords/10)
 		start := time.Now()
 		_, cancel, wait := benchApp(b, br, tp, "stateless", time.Second)
-		waitFor(b, 5*time.Minute, func() bool { return endSum(context.Background(), adm, "out") >= want })
+		waitOut(b, adm, want)
 		report(b, benchRecords, time.Since(start))
 		cancel()
 		wait()
@@ -199,9 +201,14 @@ func BenchmarkCountByKey(b *testing.B) {
 		tp := mustBuildB(b, bld)
 		start := time.Now()
 		a, cancel, wait := benchApp(b, br, tp, "count", time.Second)
-		waitFor(b, 5*time.Minute, func() bool { return processed(a) >= benchRecords })
+		testkit.CheckFor(b, 5*time.Minute, func() error {
+			if n := processed(a); n < benchRecords {
+				return fmt.Errorf("%d records processed, want %d", n, benchRecords)
+			}
+			return nil
+		})
 		cancel()
-		waitFor(b, 5*time.Minute, func() bool { return groupCaughtUp(context.Background(), adm, "count", "in") == nil })
+		testkit.CheckFor(b, 5*time.Minute, func() error { return groupCaughtUp(context.Background(), adm, "count", "in") })
 		report(b, benchRecords, time.Since(start))
 		wait()
 	}
@@ -313,7 +320,7 @@ func BenchmarkTaskStatelessMapFilter(b *testing.B) {
 func BenchmarkRestore(b *testing.B) {
 	for range b.N {
 		br, tp := restoreFixture(b)
-		a, err := New(tp, Config{ApplicationID: "r", Brokers: []string{br.Addr}, StateDir: b.TempDir()})
+		a, err := New(tp, Config{ApplicationID: "r", Client: kafkaclient.Options{Brokers: []string{br.Addr}}, StateDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

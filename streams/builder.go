@@ -243,7 +243,7 @@ func (s Stream[K, V]) Merge(others ...Stream[K, V]) Stream[K, V] {
 }
 
 // To writes the stream to topic, partitioned by the encoded key with
-// Kafka's murmur2 partitioner (ingest/partition), encoding keys with ks and
+// Kafka's murmur2 partitioner (internal/kafkaclient/partition), encoding keys with ks and
 // values with vs. A record with a deletion marker (a session merged away)
 // is written with a null value.
 func (s Stream[K, V]) To(topic string, ks Serde[K], vs Serde[V]) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/ingest/partition"
+	"weir/internal/kafkaclient/partition"
 	"weir/streams/internal/store"
 )
 

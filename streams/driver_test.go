@@ -12,8 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/connectors"
-	"weir/ingest/partition"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient/partition"
 	"weir/streams/internal/store"
 )
 
@@ -203,7 +203,7 @@ func TestDriverDeadLetters(t *testing.T) {
 	for _, x := range dl[0].Headers {
 		h[x.Key] = string(x.Value)
 	}
-	if h[connectors.HeaderErrTopic] != "in" || h[connectors.HeaderErrOffset] != "1" || !strings.Contains(h[connectors.HeaderErrMessage], "decode failed") {
+	if h[deadletter.HeaderTopic] != "in" || h[deadletter.HeaderOffset] != "1" || !strings.Contains(h[deadletter.HeaderMessage], "decode failed") {
 		t.Fatalf("dead-letter headers = %v", h)
 	}
 	if m := d.Metrics()[0]; m.DeadLetters != 1 || m.Processed != 3 {

@@ -28,7 +28,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"weir/broker/brokertest/testbroker"
-	"weir/ingest/partition"
+	"weir/internal/kafkaclient"
+	"weir/internal/kafkaclient/partition"
 )
 
 // Crash tests: every application instance is a child process (this test
@@ -108,14 +109,13 @@ func killChildMain() {
 	lg, _ := lcfg.Build()
 	cfg := Config{
 		ApplicationID:  cc.AppID,
-		Brokers:        []string{cc.Broker},
+		Client:         kafkaclient.Options{Brokers: []string{cc.Broker}, Extra: []kgo.Opt{kgo.HeartbeatInterval(100 * time.Millisecond), kgo.SessionTimeout(6 * time.Second)}},
 		StateDir:       cc.StateDir,
 		CommitInterval: cc.CommitInterval,
 		Logger:         lg,
-		ClientOpts:     []kgo.Opt{kgo.HeartbeatInterval(100 * time.Millisecond), kgo.SessionTimeout(6 * time.Second)},
 	}
 	if os.Getenv("WEIR_STREAMS_DEBUG") != "" {
-		cfg.ClientOpts = append(cfg.ClientOpts, kgo.WithLogger(kzapLogger{lg}))
+		cfg.Client.Extra = append(cfg.Client.Extra, kgo.WithLogger(kzapLogger{lg}))
 	}
 	a, err := New(tp, cfg)
 	if err != nil {
@@ -869,10 +869,31 @@ func TestCountExactAcrossKillAndScaleOut(t *testing.T) {
 //     skipped duplicates as the repartition topic holds copies (every
 //     copy was seen and skipped, none twice);
 //   - each key's final count equals the records produced for it: exact.
+//
+// Whether the kill leaves uncommitted repartition writes behind depends
+// on when it lands (on a fast machine the victim may have committed all
+// it processed): a run without any proves nothing about them, though its
+// other checks hold, so the scenario is run again, up to three times.
 func TestGroupByCountAcrossKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("200,000 records through a broker and three child processes")
 	}
+	const attempts = 3
+	for i := 1; i <= attempts; i++ {
+		var proved bool
+		if !t.Run(fmt.Sprintf("attempt%d", i), func(t *testing.T) { proved = groupByCountAcrossKill(t) }) {
+			return
+		}
+		if proved {
+			return
+		}
+	}
+	t.Fatalf("in %d runs the kill never left uncommitted repartition writes behind: the skipping of copies was not tested", attempts)
+}
+
+// groupByCountAcrossKill runs TestGroupByCountAcrossKill's scenario once;
+// proved reports whether the kill left copies in the repartition topic.
+func groupByCountAcrossKill(t *testing.T) (proved bool) {
 	const (
 		n     = 200_000
 		keys  = 2_000
@@ -981,7 +1002,7 @@ func TestGroupByCountAcrossKill(t *testing.T) {
 		}
 	}
 	if ndup == 0 {
-		t.Fatalf("no record is twice in %s: the kill left no uncommitted repartition writes, so the test proves nothing about them", repart)
+		t.Logf("no record is twice in %s: the kill left no uncommitted repartition writes, so this run proves nothing about them", repart)
 	}
 	if int64(ndup) != takeoverExtra {
 		t.Errorf("%s holds %d copies at the end, %d when the survivor had caught up: copies written after the takeover", repart, ndup, takeoverExtra)
@@ -1004,4 +1025,5 @@ func TestGroupByCountAcrossKill(t *testing.T) {
 	}
 	t.Logf("exact counts for %d keys: %d of %d input records were written twice to %s, all from the victim's uncommitted input (partitions %v from offsets %v), and the survivor skipped %d copies; %s",
 		len(got), ndup, n, repart, r.vicTasks, r.vicCommitted, takeoverSkips, time.Since(start).Round(time.Millisecond))
+	return ndup > 0
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/connectors"
-	"weir/ingest/partition"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient/partition"
 	"weir/streams/internal/store"
 )
 
@@ -267,20 +267,10 @@ func (t *task) process(kr *kgo.Record) {
 }
 
 // deadLetter sends kr to the dead-letter topic with err, in Kafka
-// Connect's dead-letter header layout (connectors.HeaderErr*).
+// Connect's dead-letter header layout (package deadletter).
 func (t *task) deadLetter(kr *kgo.Record, err error) {
 	t.m.dead.Add(1)
-	hs := make([]kgo.RecordHeader, 0, len(kr.Headers)+6)
-	hs = append(hs, kr.Headers...)
-	hs = append(hs,
-		kgo.RecordHeader{Key: connectors.HeaderErrTopic, Value: []byte(kr.Topic)},
-		kgo.RecordHeader{Key: connectors.HeaderErrPartition, Value: []byte(strconv.Itoa(int(kr.Partition)))},
-		kgo.RecordHeader{Key: connectors.HeaderErrOffset, Value: []byte(strconv.FormatInt(kr.Offset, 10))},
-		kgo.RecordHeader{Key: connectors.HeaderErrConnector, Value: []byte(t.appID)},
-		kgo.RecordHeader{Key: connectors.HeaderErrMessage, Value: []byte(err.Error())},
-		kgo.RecordHeader{Key: connectors.HeaderErrClass, Value: []byte(fmt.Sprintf("%T", err))},
-	)
-	t.out.send(&kgo.Record{Topic: t.dlq, Key: kr.Key, Value: kr.Value, Headers: hs, Timestamp: kr.Timestamp}, nil)
+	t.out.send(deadletter.Record(t.dlq, t.appID, kr.Key, kr.Value, kr.Headers, kr.Timestamp, err, deadletter.Consumed(kr)...), nil)
 }
 
 // flush writes every store's dirty entries to its changelog (and

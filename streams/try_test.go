@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
+	"weir/internal/deadletter"
 
-	"weir/connectors"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func dlqHeaders(r *kgo.Record) map[string]string {
@@ -55,17 +55,17 @@ func TestTryOperatorsDeadLetter(t *testing.T) {
 	var got []string
 	for _, r := range dl {
 		h := dlqHeaders(r)
-		if !strings.Contains(h[connectors.HeaderErrMessage], ErrOperator.Error()) || h[connectors.HeaderErrTopic] != "in" {
+		if !strings.Contains(h[deadletter.HeaderMessage], ErrOperator.Error()) || h[deadletter.HeaderTopic] != "in" {
 			t.Fatalf("dead letter %s: headers %v", r.Value, h)
 		}
-		got = append(got, fmt.Sprintf("%s@%s", r.Value, h[connectors.HeaderErrOffset]))
+		got = append(got, fmt.Sprintf("%s@%s", r.Value, h[deadletter.HeaderOffset]))
 	}
 	if fmt.Sprint(got) != "[x@1 13@3 101@5]" {
 		t.Fatalf("dead letters = %v", got)
 	}
 	var msgs string
 	for _, r := range dl {
-		msgs += dlqHeaders(r)[connectors.HeaderErrMessage] + "\n"
+		msgs += dlqHeaders(r)[deadletter.HeaderMessage] + "\n"
 	}
 	for _, want := range []string{"TRY-MAPVALUES", "unlucky", "101 is too large"} {
 		if !strings.Contains(msgs, want) {
@@ -165,7 +165,7 @@ func TestTryAggregationsDeadLetter(t *testing.T) {
 	var msgs []string
 	for _, r := range d.Output("ta-dlq") {
 		h := dlqHeaders(r)
-		msgs = append(msgs, h[connectors.HeaderErrTopic]+": "+h[connectors.HeaderErrMessage])
+		msgs = append(msgs, h[deadletter.HeaderTopic]+": "+h[deadletter.HeaderMessage])
 	}
 	all := strings.Join(msgs, "\n")
 	if len(msgs) != 5 || strings.Count(all, "negative amount -1") != 3 || !strings.Contains(all, "session too large") ||

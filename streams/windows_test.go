@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"weir/connectors"
-	"weir/ingest/partition"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient/partition"
 )
 
 type winID struct {
@@ -307,7 +307,7 @@ func TestEventTimeWindowsMatchReference(t *testing.T) {
 			}
 			for _, r := range dl {
 				for _, h := range r.Headers {
-					if h.Key == connectors.HeaderErrMessage && !strings.Contains(string(h.Value), ErrEventTime.Error()) {
+					if h.Key == deadletter.HeaderMessage && !strings.Contains(string(h.Value), ErrEventTime.Error()) {
 						t.Fatalf("dead letter %s: error %q", r.Value, h.Value)
 					}
 				}

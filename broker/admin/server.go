@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+
+	"weir/broker/httpsec"
 )
 
 // DefaultAddr is the admin listener's address when none is configured.
@@ -32,11 +34,15 @@ type Config struct {
 	Ready func() error
 	// Logger logs listener errors; nil means no logging.
 	Logger *zap.Logger
+	// Security is the listener's TLS and authentication (nil: plain
+	// HTTP, no authentication); see httpsec.ParseAdmin.
+	Security *httpsec.Security
 }
 
 // Server is the admin HTTP server. Its methods are safe for concurrent use.
 type Server struct {
 	ln     net.Listener
+	scheme string
 	mux    *http.ServeMux
 	srv    *http.Server
 	reg    *prometheus.Registry
@@ -75,12 +81,19 @@ func New(cfg Config) (*Server, error) {
 	if lg == nil {
 		lg = zap.NewNop()
 	}
-	ln, err := net.Listen("tcp", addr)
+	var ln net.Listener
+	var err error
+	if cfg.Security != nil {
+		ln, err = cfg.Security.Listen(addr)
+	} else {
+		ln, err = net.Listen("tcp", addr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("admin: listening on %s (set --admin-addr to a free address): %w", addr, err)
 	}
 	s := &Server{
 		ln:     ln,
+		scheme: cfg.Security.Scheme(),
 		mux:    http.NewServeMux(),
 		reg:    reg,
 		ready:  cfg.Ready,
@@ -104,7 +117,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	s.srv = &http.Server{
-		Handler:           s.mux,
+		Handler:           cfg.Security.Wrap(s.mux, httpsec.Options{}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          zap.NewStdLog(lg.Named("admin.http")),
 	}
@@ -144,7 +157,7 @@ func (s *Server) Start() {
 		return
 	}
 	s.started = true
-	s.logger.Info("admin HTTP listening", zap.String("addr", s.Addr()))
+	s.logger.Info("admin HTTP listening", zap.String("addr", s.Addr()), zap.String("scheme", s.scheme))
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

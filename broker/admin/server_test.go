@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"weir/internal/testkit"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -174,18 +176,14 @@ func TestGracefulShutdown(t *testing.T) {
 	go func() { shut <- s.Shutdown(context.Background()) }()
 
 	// New connections are refused once shutdown began.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.CheckFor(t, 5*time.Second, func() error {
 		c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
 		if err != nil {
-			break
+			return nil
 		}
 		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("listener still accepting after Shutdown began")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return errors.New("listener still accepting after Shutdown began")
+	})
 	select {
 	case err := <-shut:
 		t.Fatalf("Shutdown returned (%v) before the in-flight request finished", err)

@@ -19,6 +19,7 @@ import (
 // with the fenced one outside the ISR until it returns; unknown brokers,
 // repeats and partitions without a live replica are refused.
 func TestExplicitReplicaAssignment(t *testing.T) {
+	t.Parallel()
 	c := NewCluster(t, Brokers(3))
 	create := func(name string, assignment ...[]int32) kmsg.CreateTopicsResponseTopic {
 		t.Helper()

@@ -29,6 +29,7 @@ func kcatPath(t *testing.T) string {
 // partition's leader is lost: both follow the new leader by themselves,
 // and every line arrives once, in order.
 func TestKcatFollowsLeadership(t *testing.T) {
+	t.Parallel()
 	kcat := kcatPath(t)
 	c := NewCluster(t, Brokers(3))
 	c.CreateTopic("kc", 1, 3, map[string]string{"min.insync.replicas": "2"})

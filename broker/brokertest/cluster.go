@@ -2,8 +2,11 @@ package brokertest
 
 import (
 	"context"
+	"crypto/x509/pkix"
+	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -21,6 +24,9 @@ import (
 	"weir/broker/log"
 	"weir/broker/metadata"
 	"weir/broker/node"
+	"weir/broker/tlsconf/tlstest"
+	"weir/internal/kafkaclient"
+	"weir/internal/testkit"
 )
 
 // Option configures NewCluster.
@@ -39,6 +45,7 @@ type options struct {
 	logLevelIsSet bool
 	logTee        zapcore.Core
 	logDirs       map[int32]string
+	tls           bool
 }
 
 // Brokers sets the number of brokers (default 3); every one is a voter of
@@ -84,6 +91,22 @@ func LogDir(id int32, dir string) Option {
 	}
 }
 
+// TLS makes the brokers' traffic to each other TLS-only with mutual
+// authentication. Each broker has three listeners: CLIENT (PLAINTEXT, the
+// test's clients: Addr), INTERNAL (SSL, inter.broker.listener.name:
+// follower fetches) and CONTROLLER (SSL, controller.listener.names: Raft
+// and controller RPCs), with ssl.client.auth=required. Certificates come
+// from a test CA (Cluster.CA) through PEM files (Broker.KeyStorePath,
+// reloaded every 100ms); TLS handshakes time out after 2s.
+func TLS() Option { return func(o *options) { o.tls = true } }
+
+// Listener names of a TLS cluster.
+const (
+	ClientListener     = "CLIENT"
+	InternalListener   = "INTERNAL"
+	ControllerListener = "CONTROLLER"
+)
+
 // Cluster is an in-process weir cluster: brokers on 127.0.0.1 with real
 // data directories, a Raft controller quorum over all of them, and a
 // Network that carries their traffic to each other.
@@ -93,6 +116,7 @@ type Cluster struct {
 	net     *Network
 	voters  []controller.Voter
 	brokers []*Broker
+	ca      *tlstest.CA // TLS clusters
 }
 
 // Broker is one in-process broker. Stop and Start it through the Cluster.
@@ -105,6 +129,8 @@ type Broker struct {
 	dataDir   string
 	kafkaAddr string
 	ctrlAddr  string
+	intAddr   string // INTERNAL listener (TLS clusters)
+	keyStore  string // key store file (TLS clusters)
 	n         *node.Node
 	node      *controller.Node
 	srv       *kafka.Server
@@ -124,28 +150,43 @@ func NewCluster(t testing.TB, opts ...Option) *Cluster {
 		o.logLevel = zap.NewAtomicLevelAt(zap.WarnLevel)
 	}
 	c := &Cluster{t: t, o: o, net: newNetwork()}
-	var ctrlLns, kafkaLns []net.Listener
+	var tlsDir string
+	if o.tls {
+		c.ca = tlstest.NewCA(t, "brokertest CA")
+		tlsDir = tlstest.Dir(t)
+	}
+	listen := func() net.Listener {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ln
+	}
+	var lns [][3]net.Listener
 	for i := 0; i < o.brokers; i++ {
 		id := int32(i + 1)
-		cl, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		kl, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctrlLns, kafkaLns = append(ctrlLns, cl), append(kafkaLns, kl)
+		l := [3]net.Listener{listen(), listen()}
 		dir := t.TempDir()
-		b := &Broker{ID: id, c: c, dataDir: dir, kafkaAddr: kl.Addr().String(), ctrlAddr: cl.Addr().String()}
+		b := &Broker{ID: id, c: c, dataDir: dir, kafkaAddr: l[1].Addr().String(), ctrlAddr: l[0].Addr().String()}
 		c.brokers = append(c.brokers, b)
 		c.voters = append(c.voters, controller.Voter{ID: id, Addr: b.ctrlAddr})
 		c.net.register(b.ctrlAddr, id, Controller)
 		c.net.register(b.kafkaAddr, id, Kafka)
+		if o.tls {
+			l[2] = listen()
+			b.intAddr = l[2].Addr().String()
+			c.net.register(b.intAddr, id, Kafka)
+			leaf := c.ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "broker" + strconv.Itoa(int(id))}})
+			b.keyStore = tlstest.Write(t, tlsDir, "broker"+strconv.Itoa(int(id))+".pem", leaf.KeyStore())
+		}
+		lns = append(lns, l)
+	}
+	if o.tls {
+		tlstest.Write(t, tlsDir, "ca.pem", c.ca.PEM)
 	}
 	t.Cleanup(c.Close)
 	for i, b := range c.brokers {
-		if err := b.start(ctrlLns[i], kafkaLns[i]); err != nil {
+		if err := b.startWithin(lns[i], 30*time.Second); err != nil {
 			t.Fatalf("starting broker %d: %v", b.ID, err)
 		}
 	}
@@ -199,12 +240,11 @@ func (c *Cluster) Addrs() []string {
 func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
 	base := []kgo.Opt{
-		kgo.SeedBrokers(c.Addrs()...),
 		kgo.MetadataMinAge(50 * time.Millisecond),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	}
-	cl, err := kgo.NewClient(append(base, opts...)...)
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: c.Addrs()}, append(base, opts...)...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -229,6 +269,14 @@ func (c *Cluster) CreateTopic(name string, partitions int32, rf int16, configs m
 		_, err = b.Node().CreateTopic(ctx, metadata.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
 		cancel()
 		break
+	}
+	// The create can be committed by a controller that then loses its
+	// leadership before answering; the node's retry then finds the topic
+	// (as a Kafka client's retry gets TOPIC_ALREADY_EXISTS). The wait
+	// below checks that it has the partitions asked for.
+	if errors.Is(err, metadata.ErrTopicExists) {
+		c.t.Logf("creating topic %s: %v (a retry after a controller change): waiting for its partitions", name, err)
+		err = nil
 	}
 	if err != nil {
 		c.t.Fatalf("creating topic %s: %v", name, err)
@@ -286,28 +334,11 @@ func (c *Cluster) Partition(topic string, p int32) metadata.Partition {
 	return metadata.Partition{}
 }
 
-// WaitFor polls cond every 20ms until it returns nil, failing the test
-// with cond's last error after d.
+// WaitFor is testkit.CheckFor on the cluster's test: it polls cond until
+// it returns nil, failing the test with cond's last error after d.
 func (c *Cluster) WaitFor(d time.Duration, cond func() error) {
 	c.t.Helper()
-	WaitFor(c.t, d, cond)
-}
-
-// WaitFor polls cond every 20ms until it returns nil, failing t with
-// cond's last error after d.
-func WaitFor(t testing.TB, d time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %v", d, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.CheckFor(c.t, d, cond)
 }
 
 // Isolate cuts every link to and from broker id (it keeps running and
@@ -346,24 +377,35 @@ func (c *Cluster) Kill(id int32) {
 // Restart starts a stopped broker again on the same addresses and data.
 func (c *Cluster) Restart(id int32) {
 	c.t.Helper()
+	if err := c.TryRestart(id, 30*time.Second); err != nil {
+		c.t.Fatalf("restarting broker %d: %v", id, err)
+	}
+}
+
+// TryRestart is Restart giving the broker d to catch up with the quorum
+// before it serves, and returning the start's error (the broker stays
+// stopped then).
+func (c *Cluster) TryRestart(id int32, d time.Duration) error {
+	c.t.Helper()
 	b := c.Broker(id)
 	if b.Running() {
 		c.t.Fatalf("brokertest: broker %d is running", id)
 	}
-	var cl, kl net.Listener
-	var err error
-	WaitFor(c.t, 10*time.Second, func() error {
-		if cl == nil {
-			if cl, err = net.Listen("tcp", b.ctrlAddr); err != nil {
+	var l [3]net.Listener
+	addrs := []string{b.ctrlAddr, b.kafkaAddr, b.intAddr}
+	testkit.CheckFor(c.t, 10*time.Second, func() error {
+		for i, a := range addrs {
+			if l[i] != nil || a == "" {
+				continue
+			}
+			var err error
+			if l[i], err = net.Listen("tcp", a); err != nil {
 				return err
 			}
 		}
-		kl, err = net.Listen("tcp", b.kafkaAddr)
-		return err
+		return nil
 	})
-	if err := b.start(cl, kl); err != nil {
-		c.t.Fatalf("restarting broker %d: %v", id, err)
-	}
+	return b.startWithin(l, d)
 }
 
 // Close stops every broker.
@@ -379,7 +421,28 @@ func (c *Cluster) Close() {
 	wg.Wait()
 }
 
-func (b *Broker) start(ctrlLn, kafkaLn net.Listener) error {
+// tlsConfigs are the listener and ssl.* settings of a TLS cluster's
+// broker, over the cluster's broker configs.
+func (b *Broker) tlsConfigs() map[string]string {
+	out := map[string]string{}
+	for k, v := range b.c.o.brokerConfigs {
+		out[k] = v
+	}
+	out["listeners"] = ClientListener + "://" + b.kafkaAddr + "," + InternalListener + "://" + b.intAddr + "," + ControllerListener + "://" + b.ctrlAddr
+	out["listener.security.protocol.map"] = ClientListener + ":PLAINTEXT," + InternalListener + ":SSL," + ControllerListener + ":SSL"
+	out["inter.broker.listener.name"] = InternalListener
+	out["controller.listener.names"] = ControllerListener
+	out["ssl.keystore.location"] = b.keyStore
+	out["ssl.truststore.location"] = filepath.Join(filepath.Dir(b.keyStore), "ca.pem")
+	out["ssl.client.auth"] = "required"
+	return out
+}
+
+// startWithin starts the broker on its bound controller, Kafka and (TLS
+// clusters) INTERNAL listeners, giving a restarted broker d to catch up
+// with the quorum.
+func (b *Broker) startWithin(l [3]net.Listener, d time.Duration) error {
+	ctrlLn, kafkaLn := l[0], l[1]
 	c := b.c
 	o := c.o
 	lg := zaptest.NewLogger(c.t, zaptest.Level(o.logLevel))
@@ -389,9 +452,9 @@ func (b *Broker) start(ctrlLn, kafkaLn net.Listener) error {
 	lg = lg.Named("broker" + strconv.Itoa(int(b.ID)))
 	// A restarted broker serves only once it caught up; on the first
 	// start the quorum forms as the brokers start.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
+	cfg := node.Config{
 		NodeID: b.ID, DataDir: b.dataDir, LogDir: o.logDirs[b.ID], KafkaListener: kafkaLn, BrokerConfigs: o.brokerConfigs, Logger: lg,
 		Controller: &node.ControllerConfig{
 			Listener: ctrlLn, Voters: c.voters, HeartbeatInterval: o.heartbeat, SessionTimeout: o.session,
@@ -402,11 +465,25 @@ func (b *Broker) start(ctrlLn, kafkaLn net.Listener) error {
 			k.ReplicaLagTime = o.lag
 			k.ReplicaFetchMaxWait = o.fetchWait
 			k.ReplicaDial = c.net.dialer(b.ID)
+			if o.tls {
+				k.HandshakeTimeout = tlsHandshakeTimeout
+			}
 		},
-	})
+	}
+	if o.tls {
+		cfg.KafkaListener, cfg.Controller.Listener = nil, nil
+		cfg.BoundListeners = map[string]net.Listener{ClientListener: kafkaLn, InternalListener: l[2], ControllerListener: ctrlLn}
+		cfg.BrokerConfigs = b.tlsConfigs()
+		cfg.TLSReloadInterval = 100 * time.Millisecond
+		cfg.Controller.HandshakeTimeout = tlsHandshakeTimeout
+	}
+	n, err := node.Start(ctx, cfg)
 	if err != nil {
-		ctrlLn.Close()
-		kafkaLn.Close()
+		for _, ln := range l {
+			if ln != nil {
+				ln.Close()
+			}
+		}
 		return err
 	}
 	b.mu.Lock()
@@ -414,6 +491,25 @@ func (b *Broker) start(ctrlLn, kafkaLn net.Listener) error {
 	b.mu.Unlock()
 	return nil
 }
+
+// tlsHandshakeTimeout bounds TLS handshakes in TLS clusters.
+const tlsHandshakeTimeout = 2 * time.Second
+
+// CA is a TLS cluster's certificate authority (nil otherwise): the
+// brokers' certificates and trust store come from it.
+func (c *Cluster) CA() *tlstest.CA { return c.ca }
+
+// KeyStorePath is the PEM key store file of a TLS cluster's broker
+// (ssl.keystore.location): replacing it rotates the broker's certificate
+// for new connections.
+func (b *Broker) KeyStorePath() string { return b.keyStore }
+
+// InternalAddr is a TLS cluster's broker's INTERNAL (SSL, inter-broker)
+// listener address.
+func (b *Broker) InternalAddr() string { return b.intAddr }
+
+// ControllerAddr is the broker's controller listener address.
+func (b *Broker) ControllerAddr() string { return b.ctrlAddr }
 
 // firstStart reports whether this is the broker's first start (the quorum
 // cannot be waited for then: it forms as the brokers start).

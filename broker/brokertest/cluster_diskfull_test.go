@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/brokertest/smallfs"
 	"weir/broker/metadata"
+	"weir/internal/testkit"
 )
 
 // loader produces "p<P>-<seq>" records (1 KiB each, padded in a header)
@@ -94,7 +96,7 @@ func (l *loader) count() int {
 func (l *loader) waitMore(n int, d time.Duration) {
 	l.t.Helper()
 	want := l.count() + n
-	WaitFor(l.t, d, func() error {
+	testkit.CheckFor(l.t, d, func() error {
 		if got := l.count(); got < want {
 			return fmt.Errorf("%d records acknowledged, want %d", got, want)
 		}
@@ -252,12 +254,22 @@ func TestFailedLogDirTakesReplicasOffline(t *testing.T) {
 		}
 		return nil
 	})
-	md, err := kadm.NewClient(cl).Metadata(context.Background(), "solo")
+	// A Metadata request of its own: kadm's Metadata answers from the
+	// client's cache, which holds what the produce above saw.
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr("solo")
+	req.Topics = append(req.Topics, rt)
+	md, err := req.RequestWith(context.Background(), cl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pd := md.Topics["solo"].Partitions[solo]; !slices.Equal(pd.OfflineReplicas, []int32{1}) || pd.Leader != -1 {
-		t.Fatalf("Metadata for solo-%d: leader %d, offline replicas %v", solo, pd.Leader, pd.OfflineReplicas)
+	if len(md.Topics) != 1 || int(solo) >= len(md.Topics[0].Partitions) {
+		t.Fatalf("Metadata for solo: %+v", md.Topics)
+	}
+	pd := md.Topics[0].Partitions[solo]
+	if !slices.Equal(pd.OfflineReplicas, []int32{1}) || pd.Leader != -1 || pd.ErrorCode != kerr.LeaderNotAvailable.Code {
+		t.Fatalf("Metadata for solo-%d: leader %d, offline replicas %v, error %d", solo, pd.Leader, pd.OfflineReplicas, pd.ErrorCode)
 	}
 	for p := int32(0); p < 3; p++ {
 		produceSync(t, cl, "eio", p, "during")

@@ -24,13 +24,15 @@ import (
 	"weir/broker/brokertest/smallfs"
 	"weir/broker/log"
 	"weir/broker/log/vfs"
+	"weir/internal/testkit"
+	"weir/internal/weirbin"
 )
 
 // newProcNode starts one `weir broker` process (a single-node cluster)
 // with its data directory at dataDir.
 func newProcNode(t *testing.T, dataDir string) (*procCluster, *procNode) {
 	t.Helper()
-	c := &procCluster{t: t, bin: buildWeir(t), dir: t.TempDir()}
+	c := &procCluster{t: t, bin: weirbin.Build(t), dir: t.TempDir()}
 	nd := &procNode{id: 1, kafkaAddr: freePort(t), ctrlAddr: freePort(t), dataDir: dataDir,
 		logPath: filepath.Join(c.dir, "broker1.log")}
 	c.nodes = []*procNode{nd}
@@ -124,7 +126,7 @@ func TestProcessDiskFull(t *testing.T) {
 	)
 	seg := map[string]*string{"internal.segment.bytes": kmsg.StringPtr(strconv.Itoa(64 << 10))}
 	for name, n := range map[string]int32{topic: parts, idem: 1} {
-		WaitFor(t, 30*time.Second, func() error {
+		testkit.CheckFor(t, 30*time.Second, func() error {
 			rs, err := kadm.NewClient(adm).CreateTopic(ctx, n, 1, seg, name)
 			if err != nil {
 				return err
@@ -135,11 +137,11 @@ func TestProcessDiskFull(t *testing.T) {
 			return rs.Err
 		})
 	}
-	WaitFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
+	testkit.CheckFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
 
 	pid := kmsg.NewPtrInitProducerIDRequest()
 	var rp *rawProducer
-	WaitFor(t, 30*time.Second, func() error {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		resp, err := pid.RequestWith(ctx, adm)
 		if err != nil {
 			return err
@@ -243,7 +245,7 @@ func TestProcessDiskFull(t *testing.T) {
 	// Free space: writes resume (the failed idempotent sequence is retried
 	// and must land once).
 	fs.Free()
-	WaitFor(t, 10*time.Second, func() error {
+	testkit.CheckFor(t, 10*time.Second, func() error {
 		code, err := sendIdem()
 		if err != nil {
 			return err
@@ -295,7 +297,7 @@ func TestProcessDiskFull(t *testing.T) {
 
 	t.Logf("restarted: %v", time.Since(began))
 	// Every acknowledged record exactly once.
-	WaitFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
+	testkit.CheckFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
 	seen := map[string]int{}
 	for _, pc := range readAllPartitions(t, seeds, topic, parts) {
 		for _, v := range pc.values {
@@ -326,7 +328,7 @@ func TestProcessDiskFull(t *testing.T) {
 	// The idempotent producer's resend of its last batch is a duplicate
 	// (answered with the original offset); its next batch is accepted.
 	last := idemSeq - 1
-	WaitFor(t, 30*time.Second, func() error {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		base, code, err := rp.send(ctx, fmt.Sprintf("i-%d-%s", last, strings.Repeat("w", 1000)), last)
 		if err != nil {
 			return err

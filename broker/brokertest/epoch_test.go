@@ -107,6 +107,7 @@ func twoReplicas(t *testing.T, c *Cluster, topic string) (leader, follower int32
 // committed (acknowledged with acks=all) and the follower may become the
 // only copy. Truncating by leader epoch keeps them.
 func TestKIP101RestartedFollowerKeepsCommittedTail(t *testing.T) {
+	t.Parallel()
 	c := NewCluster(t, Brokers(3), LagTime(30*time.Second))
 	a, b := twoReplicas(t, c, "kip101a")
 	all := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -156,6 +157,7 @@ func TestKIP101RestartedFollowerKeepsCommittedTail(t *testing.T) {
 // though its log holds as many records as the new leader's: truncating
 // to the high watermark would keep it (logs diverge); the epoch says it.
 func TestKIP101ReturningLeaderDropsDivergentTail(t *testing.T) {
+	t.Parallel()
 	c := NewCluster(t, Brokers(3), LagTime(30*time.Second))
 	a, b := twoReplicas(t, c, "kip101b")
 	all := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))

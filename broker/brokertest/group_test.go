@@ -17,6 +17,7 @@ import (
 // partition: when that broker is lost, the new leader loads the
 // partition and serves the group with its committed offsets.
 func TestGroupCoordinatorFollowsLeadership(t *testing.T) {
+	t.Parallel()
 	c := NewCluster(t, Brokers(3))
 	c.CreateTopic("gt", 3, 3, nil)
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()))

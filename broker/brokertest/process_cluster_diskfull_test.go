@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/brokertest/smallfs"
+	"weir/internal/testkit"
 )
 
 // The disk-full test on three `weir broker` processes: broker 1 runs with
@@ -39,7 +40,7 @@ func TestProcessClusterDiskFull(t *testing.T) {
 	}
 	defer adm.Close()
 	ctx := context.Background()
-	WaitFor(t, 30*time.Second, func() error {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		rs, err := kadm.NewClient(adm).CreateTopic(ctx, parts, 3, map[string]*string{
 			"min.insync.replicas": kmsg.StringPtr("2"), "segment.bytes": kmsg.StringPtr("1048576")}, topic)
 		if err != nil {
@@ -47,8 +48,8 @@ func TestProcessClusterDiskFull(t *testing.T) {
 		}
 		return rs.Err
 	})
-	WaitFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
-	WaitFor(t, 30*time.Second, func() error { return c.fullISR(topic, parts) })
+	testkit.CheckFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
+	testkit.CheckFor(t, 30*time.Second, func() error { return c.fullISR(topic, parts) })
 
 	fs.Fill(3 << 20)
 	cl, err := kgo.NewClient(append(loaderOpts(), kgo.SeedBrokers(c.seeds()...), kgo.MetadataMinAge(100*time.Millisecond))...)
@@ -58,7 +59,7 @@ func TestProcessClusterDiskFull(t *testing.T) {
 	defer cl.Close()
 	ld := startLoader(t, cl, topic, parts)
 	start := time.Now()
-	WaitFor(t, 60*time.Second, func() error {
+	testkit.CheckFor(t, 60*time.Second, func() error {
 		md, err := c.metadata(topic)
 		if err != nil {
 			return err
@@ -79,7 +80,7 @@ func TestProcessClusterDiskFull(t *testing.T) {
 	checkSegments(t, fs.Dir, "broker 1 killed while full")
 	fs.Free()
 	c.start(c.node(1))
-	WaitFor(t, 60*time.Second, func() error { return c.fullISR(topic, parts) })
+	testkit.CheckFor(t, 60*time.Second, func() error { return c.fullISR(topic, parts) })
 	ld.waitMore(300, 60*time.Second)
 	acked := ld.finish()
 

@@ -3,6 +3,7 @@ package brokertest
 import (
 	"bufio"
 	"context"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -22,6 +23,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/tlsconf/tlstest"
+	"weir/internal/testkit"
+	"weir/internal/weirbin"
 )
 
 // procCluster is three `weir broker` processes on loopback with fixed
@@ -32,12 +37,17 @@ type procCluster struct {
 	dir    string
 	voters string
 	nodes  []*procNode
+	// ca, with TLS: the brokers talk to each other over TLS only (see
+	// newProcClusterTLS).
+	ca *tlstest.CA
 }
 
 type procNode struct {
 	id        int32
 	kafkaAddr string
 	ctrlAddr  string
+	intAddr   string // INTERNAL (SSL) listener, with TLS
+	keyStore  string // with TLS
 	dataDir   string
 	logPath   string
 	args      []string // extra arguments of this node
@@ -48,39 +58,13 @@ type procNode struct {
 	started int
 }
 
-// buildWeir builds the weir binary once per test binary (a link takes
-// most of a minute on a loaded 2-core machine); TestMain removes it.
-func buildWeir(t *testing.T) string {
-	t.Helper()
-	weirBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "brokertest-weir-")
-		if err != nil {
-			weirBuild.err = err
-			return
-		}
-		weirBuild.dir = dir
-		weirBuild.bin = filepath.Join(dir, "weir")
-		if out, err := exec.Command("go", "build", "-o", weirBuild.bin, "weir/cmd/weir").CombinedOutput(); err != nil {
-			weirBuild.err = fmt.Errorf("go build weir: %v\n%s", err, out)
-		}
-	})
-	if weirBuild.err != nil {
-		t.Fatal(weirBuild.err)
-	}
-	return weirBuild.bin
-}
-
-var weirBuild struct {
-	once     sync.Once
-	dir, bin string
-	err      error
-}
-
 func TestMain(m *testing.M) {
+	// The in-process cluster tests wait on sessions, elections and lag
+	// checks (about 18 s of CPU in 83 s of -short at load 5): four at a
+	// time instead of GOMAXPROCS (2).
+	testkit.WaitingParallel(4)
 	code := m.Run()
-	if weirBuild.dir != "" {
-		os.RemoveAll(weirBuild.dir)
-	}
+	weirbin.Cleanup()
 	os.Exit(code)
 }
 
@@ -104,10 +88,37 @@ func newProcCluster(t *testing.T, n int, extra ...string) *procCluster {
 // nodes (by node id), given at every start.
 func newProcClusterArgs(t *testing.T, n int, nodeArgs map[int32][]string, extra ...string) *procCluster {
 	t.Helper()
-	c := &procCluster{t: t, bin: buildWeir(t), dir: t.TempDir()}
+	return startProcCluster(t, n, false, nodeArgs, extra...)
+}
+
+// newProcClusterTLS is newProcCluster whose brokers replicate and run
+// the controller quorum over TLS only, as TLS() does in process: each
+// has a CLIENT (PLAINTEXT, the seeds), an INTERNAL (SSL,
+// inter.broker.listener.name) and a CONTROLLER (SSL,
+// controller.listener.names) listener, ssl.client.auth=required, PEM
+// files from a test CA.
+func newProcClusterTLS(t *testing.T, n int, extra ...string) *procCluster {
+	t.Helper()
+	return startProcCluster(t, n, true, nil, extra...)
+}
+
+func startProcCluster(t *testing.T, n int, secure bool, nodeArgs map[int32][]string, extra ...string) *procCluster {
+	t.Helper()
+	c := &procCluster{t: t, bin: weirbin.Build(t), dir: t.TempDir()}
+	var tlsDir string
+	if secure {
+		c.ca = tlstest.NewCA(t, "brokertest process CA")
+		tlsDir = tlstest.Dir(t)
+		tlstest.Write(t, tlsDir, "ca.pem", c.ca.PEM)
+	}
 	var vs []string
 	for i := 0; i < n; i++ {
 		nd := &procNode{id: int32(i + 1), kafkaAddr: freePort(t), ctrlAddr: freePort(t), args: nodeArgs[int32(i+1)]}
+		if secure {
+			nd.intAddr = freePort(t)
+			leaf := c.ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "broker" + strconv.Itoa(i+1)}})
+			nd.keyStore = tlstest.Write(t, tlsDir, "broker"+strconv.Itoa(i+1)+".pem", leaf.KeyStore())
+		}
 		nd.dataDir = filepath.Join(c.dir, "data"+strconv.Itoa(i+1))
 		nd.logPath = filepath.Join(c.dir, "broker"+strconv.Itoa(i+1)+".log")
 		c.nodes = append(c.nodes, nd)
@@ -144,6 +155,16 @@ func (c *procCluster) start(nd *procNode, extra ...string) {
 	args := []string{"broker", "--node-id", strconv.Itoa(int(nd.id)), "--data-dir", nd.dataDir,
 		"--kafka-addr", nd.kafkaAddr, "--controller-addr", nd.ctrlAddr, "--controller-voters", c.voters,
 		"--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-format", "json"}
+	if c.ca != nil {
+		args = []string{"broker", "--node-id", strconv.Itoa(int(nd.id)), "--data-dir", nd.dataDir, "--controller-voters", c.voters,
+			"--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-format", "json",
+			"--config", "listeners=CLIENT://" + nd.kafkaAddr + ",INTERNAL://" + nd.intAddr + ",CONTROLLER://" + nd.ctrlAddr,
+			"--config", "listener.security.protocol.map=CLIENT:PLAINTEXT,INTERNAL:SSL,CONTROLLER:SSL",
+			"--config", "inter.broker.listener.name=INTERNAL", "--config", "controller.listener.names=CONTROLLER",
+			"--config", "ssl.keystore.location=" + nd.keyStore,
+			"--config", "ssl.truststore.location=" + filepath.Join(filepath.Dir(nd.keyStore), "ca.pem"),
+			"--config", "ssl.client.auth=required"}
+	}
 	args = append(append(args, nd.args...), extra...)
 	logf, err := os.OpenFile(nd.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -256,26 +277,39 @@ func TestProcessChaosAcksAll(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level chaos test (about a minute)")
 	}
+	chaosAcksAll(t, newProcCluster(t, 3), 10)
+}
+
+// TestProcessChaosAcksAllTLS is the chaos test on `weir broker`
+// processes whose replication and controller quorum are TLS-only with
+// mutual authentication (newProcClusterTLS), with fewer kills.
+func TestProcessChaosAcksAllTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level chaos test over TLS (about 30 s)")
+	}
+	chaosAcksAll(t, newProcClusterTLS(t, 3), 3)
+}
+
+// chaosAcksAll is the chaos test on c with kills leader kills.
+func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 	const (
 		topic = "chaos"
 		parts = 6
-		kills = 10
 	)
-	c := newProcCluster(t, 3)
 	adm, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer adm.Close()
 	ctx := context.Background()
-	WaitFor(t, 30*time.Second, func() error {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		rs, err := kadm.NewClient(adm).CreateTopic(ctx, parts, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, topic)
 		if err != nil {
 			return err
 		}
 		return rs.Err
 	})
-	WaitFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
+	testkit.CheckFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
 
 	// Producer: per partition, values "p<partition>-<seq>" in order.
 	prod, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...),
@@ -369,10 +403,10 @@ func TestProcessChaosAcksAll(t *testing.T) {
 		killed := time.Now()
 		c.kill(c.node(victim))
 		// Every partition must have a live leader again within 10s.
-		WaitFor(t, 10*time.Second, func() error { return c.allPartitionsLed(topic, parts, victim) })
+		testkit.CheckFor(t, 10*time.Second, func() error { return c.allPartitionsLed(topic, parts, victim) })
 		// Failover: kill to the first acknowledged record on the partition.
 		var fo time.Duration
-		WaitFor(t, 15*time.Second, func() error {
+		testkit.CheckFor(t, 15*time.Second, func() error {
 			ackMu.Lock()
 			at := lastAck[p]
 			ackMu.Unlock()
@@ -390,7 +424,7 @@ func TestProcessChaosAcksAll(t *testing.T) {
 			return
 		}
 		// Back in every ISR before the next kill (min.insync.replicas=2).
-		WaitFor(t, 60*time.Second, func() error { return c.fullISR(topic, parts) })
+		testkit.CheckFor(t, 60*time.Second, func() error { return c.fullISR(topic, parts) })
 	}
 	close(stopProd)
 	<-prodDone

@@ -118,20 +118,28 @@ func batchOf(t *testing.T, r kgo.Record) []byte {
 }
 
 func TestLeaderElectionAfterLeaderLoss(t *testing.T) {
-	c := NewCluster(t, Brokers(3))
-	c.CreateTopic("elect", 3, 3, nil)
+	t.Parallel()
+	leaderLossLosesNothing(t, NewCluster(t, Brokers(3)), "elect")
+}
+
+// leaderLossLosesNothing kills the leader of a replication-factor-3
+// topic after acks=all produces: a new leader from the ISR takes over
+// with a higher epoch, nothing acknowledged is lost, and the old leader
+// returns as a follower and rejoins the ISR. (TLS clusters run it too.)
+func leaderLossLosesNothing(t *testing.T, c *Cluster, topic string) {
+	c.CreateTopic(topic, 3, 3, nil)
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	produceSync(t, cl, "elect", 0, seq("a", 0, 50)...)
-	old, err := c.LeaderOf("elect", 0)
+	produceSync(t, cl, topic, 0, seq("a", 0, 50)...)
+	old, err := c.LeaderOf(topic, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := c.Partition("elect", 0)
+	before := c.Partition(topic, 0)
 	c.Kill(old)
 	var leader int32
 	c.WaitFor(20*time.Second, func() error {
 		var err error
-		if leader, err = c.LeaderOf("elect", 0); err != nil {
+		if leader, err = c.LeaderOf(topic, 0); err != nil {
 			return err
 		}
 		if leader == old {
@@ -139,27 +147,27 @@ func TestLeaderElectionAfterLeaderLoss(t *testing.T) {
 		}
 		return nil
 	})
-	after := c.Partition("elect", 0)
+	after := c.Partition(topic, 0)
 	if after.LeaderEpoch <= before.LeaderEpoch {
 		t.Fatalf("leader epoch %d after election, was %d", after.LeaderEpoch, before.LeaderEpoch)
 	}
 	if !slices.Contains(before.ISR, leader) || slices.Contains(after.ISR, old) {
 		t.Fatalf("new leader %d not from the old ISR %v, or new ISR %v keeps the dead %d", leader, before.ISR, after.ISR, old)
 	}
-	produceSync(t, cl, "elect", 0, seq("a", 50, 100)...)
-	if got := consumeAll(t, c, "elect", 0, 100); !slices.Equal(got, seq("a", 0, 100)) {
+	produceSync(t, cl, topic, 0, seq("a", 50, 100)...)
+	if got := consumeAll(t, c, topic, 0, 100); !slices.Equal(got, seq("a", 0, 100)) {
 		t.Fatalf("records after failover: %v", got)
 	}
 	// The old leader returns as a follower and rejoins the ISR.
 	c.Restart(old)
 	c.WaitFor(20*time.Second, func() error {
-		if isr := c.Partition("elect", 0).ISR; !slices.Contains(isr, old) {
+		if isr := c.Partition(topic, 0).ISR; !slices.Contains(isr, old) {
 			return fmt.Errorf("ISR %v without returning broker %d", isr, old)
 		}
 		return nil
 	})
 	c.WaitFor(20*time.Second, func() error {
-		l, err := c.LeaderOf("elect", 0)
+		l, err := c.LeaderOf(topic, 0)
 		if err != nil {
 			return err
 		}
@@ -171,6 +179,7 @@ func TestLeaderElectionAfterLeaderLoss(t *testing.T) {
 }
 
 func TestISRShrinksAndExpandsAndHWFollows(t *testing.T) {
+	t.Parallel()
 	c := NewCluster(t, Brokers(3), LagTime(500*time.Millisecond))
 	c.CreateTopic("isr", 1, 3, nil)
 	leader, err := c.LeaderOf("isr", 0)
@@ -234,6 +243,7 @@ func TestISRShrinksAndExpandsAndHWFollows(t *testing.T) {
 }
 
 func TestAcksAllRefusedBelowMinISR(t *testing.T) {
+	t.Parallel()
 	c := NewCluster(t, Brokers(3))
 	c.CreateTopic("minisr", 1, 3, map[string]string{"min.insync.replicas": "3"})
 	leader, err := c.LeaderOf("minisr", 0)
@@ -283,6 +293,7 @@ func TestAcksAllRefusedBelowMinISR(t *testing.T) {
 }
 
 func TestMetadataConvergesAfterBrokerLossAndReturn(t *testing.T) {
+	t.Parallel()
 	c := NewCluster(t, Brokers(3))
 	c.CreateTopic("conv", 6, 2, nil)
 	const gone = 3
@@ -354,6 +365,7 @@ func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 // TestDeleteRecordsOnlyOnLeader: DeleteRecords moves the log start on the
 // partition's leader; a follower answers NOT_LEADER_FOR_PARTITION.
 func TestDeleteRecordsOnlyOnLeader(t *testing.T) {
+	t.Parallel()
 	c := NewCluster(t, Brokers(3))
 	c.CreateTopic("dr", 1, 3, nil)
 	leader, err := c.LeaderOf("dr", 0)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 
+	"weir/broker/acl"
 	"weir/broker/metadata"
 )
 
@@ -15,6 +16,9 @@ const (
 	KindAlterTopicConfig = "alter_topic_config"
 	KindAlterPartition   = "alter_partition"
 	KindProducerIDs      = "producer_ids"
+	KindCreateACLs       = "create_acls"
+	KindDeleteACLs       = "delete_acls"
+	KindClientQuotas     = "client_quotas"
 )
 
 // Command is one request to the controller leader (RPC "Command").
@@ -27,6 +31,14 @@ type Command struct {
 	Assignment [][]int32                `json:"assignment,omitempty"`
 	Configs    map[string]string        `json:"configs,omitempty"`
 	Alter      *metadata.AlterPartition `json:"alter,omitempty"`
+	// ACLs to create; ACLFilters select the ACLs to delete.
+	ACLs       []acl.Binding `json:"acls,omitempty"`
+	ACLFilters []acl.Filter  `json:"acl_filters,omitempty"`
+	// Quotas are client quota changes (AlterClientQuotas), validated by
+	// the broker that took the request.
+	Quotas []metadata.ClientQuota `json:"quotas,omitempty"`
+	// Scram are SCRAM credential changes (KindAlterScram).
+	Scram []metadata.UserScramCredential `json:"scram,omitempty"`
 }
 
 // CommandReply is the leader's answer: the Raft index of the entry that
@@ -39,6 +51,8 @@ type CommandReply struct {
 	Topic *metadata.Topic `json:"topic,omitempty"`
 	// First is the first producer id of a reserved block.
 	First int64 `json:"first,omitempty"`
+	// DeletedACLs are, per filter, the ACLs a delete_acls removed.
+	DeletedACLs [][]acl.Binding `json:"deleted_acls,omitempty"`
 }
 
 // HeartbeatArgs is a broker's periodic heartbeat, carrying its
@@ -60,6 +74,24 @@ type HeartbeatReply struct {
 // Index is filled in by the caller.
 func planCommand(im *metadata.Image, c Command) ([]metadata.Record, *metadata.Topic, error) {
 	switch c.Kind {
+	case KindCreateACLs:
+		for _, b := range c.ACLs {
+			if err := b.Validate(); err != nil {
+				return nil, nil, fmt.Errorf("controller: ACL %s: %v", b, err)
+			}
+		}
+		if r, ok := metadata.BuildCreateACLs(im, c.ACLs); ok {
+			return []metadata.Record{r}, nil, nil
+		}
+		return nil, nil, nil
+	case KindDeleteACLs:
+		if r, _, ok := metadata.BuildDeleteACLs(im, c.ACLFilters); ok {
+			return []metadata.Record{r}, nil, nil
+		}
+		return nil, nil, nil
+	case KindAlterScram:
+		rs, err := planScram(im, c.Scram)
+		return rs, nil, err
 	case KindProducerIDs:
 		if c.Total <= 0 {
 			return nil, nil, fmt.Errorf("controller: producer id block of %d", c.Total)
@@ -110,6 +142,12 @@ func planCommand(im *metadata.Image, c Command) ([]metadata.Record, *metadata.To
 			return nil, nil, err
 		}
 		return []metadata.Record{r}, nil, nil
+	case KindClientQuotas:
+		rs := make([]metadata.Record, len(c.Quotas))
+		for i := range c.Quotas {
+			rs[i] = metadata.Record{Type: metadata.TypeClientQuota, ClientQuota: &c.Quotas[i]}
+		}
+		return rs, nil, nil
 	}
 	return nil, nil, fmt.Errorf("controller: unknown command %q", c.Kind)
 }

@@ -22,10 +22,21 @@
 //	              UnfenceBroker, RegisterBroker, PreferredLeaders,
 //	              ShuttingDownLeaders
 //	commands.go   the commands brokers send (create/delete topic, create
-//	              partitions, alter config, AlterPartition) and their plans
+//	              partitions, alter config, AlterPartition, create/delete
+//	              ACLs) and their plans
 //	fsm.go        the Raft FSM: image, applied index, watchers, snapshots
 //	transport.go  the controller port: one listener carrying Raft ('R') and
 //	              the controller RPC ('C', net/rpc with JSON)
+//	tls.go        the controller port over TLS (Config.TLS, the SSL
+//	              controller listener's broker/tlsconf.Server): every
+//	              connection handshakes before its protocol byte; peers
+//	              are verified as ssl.client.auth says (required: a node
+//	              without a certificate of the trust store cannot join),
+//	              voters are dialed with this node's key store; refusals
+//	              are logged per host with the certificate's subject,
+//	              rate-limited. Config.Authorize then decides on the
+//	              principal (node: super.users when an authorizer is on,
+//	              as KRaft requires; else the trust store alone decides)
 //	errors.go     sentinels, and how errors cross the RPC
 //
 // Brokers: each broker heartbeats its registration (node id, advertised

@@ -229,7 +229,7 @@ func (l *leader) process(batch []*request, liveness, preferred bool) {
 	for i, r := range batch {
 		switch {
 		case r.cmd != nil:
-			first := img.NextProducerID()
+			first, pre := img.NextProducerID(), img
 			rs, t, err := planCommand(img, *r.cmd)
 			if err == nil {
 				err = add(rs)
@@ -237,6 +237,9 @@ func (l *leader) process(batch []*request, liveness, preferred bool) {
 			results[i] = result{err: err, cmd: CommandReply{Topic: t}}
 			if r.cmd.Kind == KindProducerIDs {
 				results[i].cmd.First = first
+			}
+			if r.cmd.Kind == KindDeleteACLs && err == nil {
+				_, results[i].cmd.DeletedACLs, _ = metadata.BuildDeleteACLs(pre, r.cmd.ACLFilters)
 			}
 		case r.hb != nil:
 			b := r.hb.Broker

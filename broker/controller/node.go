@@ -19,7 +19,9 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/metadata"
+	"weir/broker/tlsconf"
 	"weir/broker/topicconfig"
 )
 
@@ -89,6 +91,19 @@ type Config struct {
 
 	// Dial opens connections to other controllers (nil: plain TCP).
 	Dial DialFunc
+	// TLS, when set, puts the controller port under TLS with the
+	// controller listener's ssl.* settings (tls.go): accepted connections
+	// are verified as its ssl.client.auth says, other voters are dialed
+	// with this node's key store as the client certificate.
+	TLS *tlsconf.Server
+	// HandshakeTimeout bounds a TLS handshake on the controller port
+	// (default 10s).
+	HandshakeTimeout time.Duration
+	// Authorize, when set (with TLS), decides whether the principal of a
+	// peer's verified certificate may use the controller port (node: the
+	// super.users when an authorizer is configured); a refused peer is
+	// cut after the handshake and logged.
+	Authorize func(principal string) bool
 	// Logger receives the node's logs (nil: none).
 	Logger *zap.Logger
 	// Now is the clock (nil: time.Now).
@@ -158,7 +173,13 @@ func Start(cfg Config) (*Node, error) {
 	if n.now == nil {
 		n.now = time.Now
 	}
-	n.rpc.dial = cfg.Dial
+	var ptls *peerTLS
+	if cfg.TLS != nil {
+		ptls = newPeerTLS(cfg.TLS, cfg.HandshakeTimeout, lg.Named("tls"))
+		ptls.authorize = cfg.Authorize
+		n.cfg.Dial = ptls.dialer(cfg.Dial)
+	}
+	n.rpc.dial = n.cfg.Dial
 	for _, v := range cfg.Voters {
 		if v.ID == cfg.NodeID {
 			n.self = v.Addr
@@ -182,7 +203,7 @@ func Start(cfg Config) (*Node, error) {
 		ln.Close()
 		return nil, err
 	}
-	n.mux = newMux(ln, srv, lg)
+	n.mux = newMux(ln, srv, ptls, lg)
 	if err := n.startRaft(); err != nil {
 		n.mux.close()
 		if n.store != nil {
@@ -421,6 +442,16 @@ func (n *Node) AlterPartition(ctx context.Context, req metadata.AlterPartition) 
 	return p, nil
 }
 
+// AlterClientQuotas changes client quotas through the leader, in one
+// entry; see metadata.ClientQuotaAlterer.
+func (n *Node) AlterClientQuotas(ctx context.Context, changes []metadata.ClientQuota) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	_, err := n.command(ctx, Command{Kind: KindClientQuotas, Quotas: changes})
+	return err
+}
+
 // Reserve reserves a block of size producer ids for this broker's
 // InitProducerId (txn.BlockStore): blocks come from the replicated
 // metadata, so no two brokers ever hand out the same id.
@@ -594,3 +625,21 @@ var (
 	_ metadata.Store            = (*Node)(nil)
 	_ metadata.PartitionAlterer = (*Node)(nil)
 )
+
+// CreateACLs adds ACLs through the leader; see metadata.ACLStore.
+func (n *Node) CreateACLs(ctx context.Context, bindings []acl.Binding) error {
+	_, err := n.command(ctx, Command{Kind: KindCreateACLs, ACLs: bindings})
+	return err
+}
+
+// DeleteACLs removes ACLs through the leader; see metadata.ACLStore.
+func (n *Node) DeleteACLs(ctx context.Context, filters []acl.Filter) ([][]acl.Binding, error) {
+	reply, err := n.command(ctx, Command{Kind: KindDeleteACLs, ACLFilters: filters})
+	if err != nil {
+		return nil, err
+	}
+	if reply.DeletedACLs == nil {
+		reply.DeletedACLs = make([][]acl.Binding, len(filters))
+	}
+	return reply.DeletedACLs, nil
+}

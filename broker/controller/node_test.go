@@ -12,23 +12,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"weir/broker/metadata"
+	"weir/internal/testkit"
 )
-
-// eventually polls cond until it returns nil or the deadline passes.
-func eventually(t *testing.T, d time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %v", d, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 type testQuorum struct {
 	t      *testing.T
@@ -96,7 +81,7 @@ func (q *testQuorum) live(i int) []int32 {
 
 func TestQuorumRegistersCreatesAndFences(t *testing.T) {
 	q := newQuorum(t, 3)
-	eventually(t, 20*time.Second, func() error {
+	testkit.CheckFor(t, 20*time.Second, func() error {
 		for i := range q.nodes {
 			if got := q.live(i); len(got) != 3 {
 				return fmt.Errorf("node %d sees live brokers %v", i+1, got)
@@ -135,6 +120,23 @@ func TestQuorumRegistersCreatesAndFences(t *testing.T) {
 		t.Fatalf("stale AlterPartition: %v", err)
 	}
 
+	// Client quotas through any node, replicated to all.
+	x := "x"
+	if err := q.nodes[1].AlterClientQuotas(ctx, []metadata.ClientQuota{
+		{Entity: []metadata.QuotaEntityPart{{Type: "client-id", Name: &x}}, Key: "producer_byte_rate", Value: 1024},
+		{Entity: []metadata.QuotaEntityPart{{Type: "user"}}, Key: "consumer_byte_rate", Value: 2048},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CheckFor(t, 10*time.Second, func() error {
+		for i := range q.nodes {
+			if n := len(q.nodes[i].Image().ClientQuotas()); n != 2 {
+				return fmt.Errorf("node %d has %d quota entities", i+1, n)
+			}
+		}
+		return nil
+	})
+
 	// Stop a node that is not the controller leader: it is fenced and
 	// loses its leaderships; the others converge.
 	victim := -1
@@ -147,7 +149,7 @@ func TestQuorumRegistersCreatesAndFences(t *testing.T) {
 	q.nodes[victim].Close()
 	q.nodes[victim] = nil
 	vid := int32(victim + 1)
-	eventually(t, 10*time.Second, func() error {
+	testkit.CheckFor(t, 10*time.Second, func() error {
 		for i, nd := range q.nodes {
 			if nd == nil {
 				continue
@@ -172,7 +174,7 @@ func TestQuorumRegistersCreatesAndFences(t *testing.T) {
 	})
 	// It returns (same Raft state) and is unfenced.
 	q.start(victim, nil)
-	eventually(t, 20*time.Second, func() error {
+	testkit.CheckFor(t, 20*time.Second, func() error {
 		for i := range q.nodes {
 			if got := q.live(i); len(got) != 3 {
 				return fmt.Errorf("node %d sees live brokers %v", i+1, got)
@@ -187,7 +189,7 @@ func TestQuorumRegistersCreatesAndFences(t *testing.T) {
 
 func TestQuorumSurvivesLeaderLossAndControlledShutdown(t *testing.T) {
 	q := newQuorum(t, 3)
-	eventually(t, 20*time.Second, func() error {
+	testkit.CheckFor(t, 20*time.Second, func() error {
 		for i := range q.nodes {
 			if got := q.live(i); len(got) != 3 {
 				return fmt.Errorf("node %d sees live brokers %v", i+1, got)
@@ -223,7 +225,7 @@ func TestQuorumSurvivesLeaderLossAndControlledShutdown(t *testing.T) {
 	q.nodes[lead] = nil
 	// The remaining two elect a controller and still take writes.
 	other := (lead + 1) % 3
-	eventually(t, 20*time.Second, func() error {
+	testkit.CheckFor(t, 20*time.Second, func() error {
 		_, err := q.nodes[other].CreateTopic(ctx, metadata.TopicSpec{Name: "u", Partitions: 1, ReplicationFactor: 2})
 		if errors.Is(err, metadata.ErrTopicExists) {
 			return nil

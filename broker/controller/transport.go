@@ -39,6 +39,9 @@ func defaultDial(ctx context.Context, addr string) (net.Conn, error) {
 // their first byte.
 type mux struct {
 	ln     net.Listener
+	tls    *peerTLS // nil: plaintext
+	ctx    context.Context
+	cancel context.CancelFunc
 	log    *zap.Logger
 	raftCh chan net.Conn
 	rpc    *rpc.Server
@@ -50,8 +53,9 @@ type mux struct {
 	conns map[net.Conn]struct{}
 }
 
-func newMux(ln net.Listener, srv *rpc.Server, lg *zap.Logger) *mux {
-	m := &mux{ln: ln, log: lg, raftCh: make(chan net.Conn), rpc: srv, done: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+func newMux(ln net.Listener, srv *rpc.Server, ptls *peerTLS, lg *zap.Logger) *mux {
+	m := &mux{ln: ln, tls: ptls, log: lg, raftCh: make(chan net.Conn), rpc: srv, done: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.wg.Add(1)
 	go m.acceptLoop()
 	return m
@@ -97,6 +101,12 @@ func (m *mux) track(c net.Conn, add bool) bool {
 
 func (m *mux) route(c net.Conn) {
 	defer m.wg.Done()
+	if m.tls != nil {
+		var ok bool
+		if c, ok = m.tls.accept(m.ctx, c); !ok {
+			return
+		}
+	}
 	var b [1]byte
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := io.ReadFull(c, b[:]); err != nil {
@@ -129,6 +139,7 @@ func (m *mux) route(c net.Conn) {
 func (m *mux) close() {
 	m.once.Do(func() {
 		close(m.done)
+		m.cancel()
 		m.ln.Close()
 		m.mu.Lock()
 		for c := range m.conns {

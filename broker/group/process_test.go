@@ -20,6 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/testkit"
 )
 
 var (
@@ -31,6 +33,9 @@ var (
 // weirBinary builds cmd/weir once per test run.
 func weirBinary(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the weir binary: not run with -short")
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "weir-group-bin")
 		if err != nil {
@@ -47,21 +52,6 @@ func weirBinary(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return weirBin
-}
-
-func checkFor(t *testing.T, timeout time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not met after %v: %v", timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 type brokerProc struct {
@@ -84,7 +74,7 @@ func freeAddr(t *testing.T) string {
 func startBrokerProc(t *testing.T, dataDir, addr string) *brokerProc {
 	t.Helper()
 	p := &brokerProc{stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(weirBinary(t), "broker", "--data-dir", dataDir, "--kafka-addr", addr, "--admin-addr", "127.0.0.1:0", "--log-level", "warn")
+	p.cmd = exec.Command(weirBinary(t), "broker", "--data-dir", dataDir, "--kafka-addr", addr, "--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-level", "warn")
 	p.cmd.Stderr = p.stderr
 	p.cmd.Stdout = p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -97,7 +87,7 @@ func startBrokerProc(t *testing.T, dataDir, addr string) *brokerProc {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	checkFor(t, 30*time.Second, func() error {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		select {
 		case <-p.done:
 			t.Fatalf("weir broker exited: %v\n%s", p.cmd.ProcessState, p.stderr)
@@ -378,7 +368,7 @@ func TestProcessCommitsSurviveKillAndResetOffsets(t *testing.T) {
 		for !active.PollFetches(ctx).IsClientClosed() {
 		}
 	}()
-	checkFor(t, 30*time.Second, func() error {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		d, err := adm.DescribeGroups(ctx, group)
 		if err != nil || d[group].State != "Stable" {
 			return fmt.Errorf("group not stable: %v %v", d[group].State, err)

@@ -1,10 +1,10 @@
 package group
 
-// Data-driven tests of the Machine: testdata/*.txt are scripts of
-// commands, each followed by "----" and the output it must produce (the
-// replies and writes the command caused). Regenerate the expected output
-// with `go test ./broker/group -run TestScripts -rewrite` and review the
-// diff.
+// Data-driven tests of the Machine (script.Run): testdata/*.txt
+// are scripts of commands, each followed by "----" and the output it must
+// produce (the replies and writes the command caused). Regenerate the
+// expected output with `go test ./broker/group -run TestScripts -rewrite`
+// and review the diff.
 //
 // Commands (key=value arguments):
 //
@@ -26,11 +26,7 @@ package group
 //	unload p=N         stop serving partition N
 
 import (
-	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,9 +35,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata expectations")
+	"weir/internal/testkit/script"
+)
 
 type harness struct {
 	t       *testing.T
@@ -432,55 +428,12 @@ func (h *harness) run(cmd string, a args) {
 }
 
 func TestScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := newHarness(t)
-			var rewritten bytes.Buffer
-			lines := strings.Split(string(raw), "\n")
-			for i := 0; i < len(lines); i++ {
-				line := lines[i]
-				if strings.TrimSpace(line) == "" {
-					continue
-				}
-				if strings.HasPrefix(line, "#") {
-					rewritten.WriteString(line + "\n")
-					continue
-				}
-				lineNo := i + 1
-				// The expectation runs from "----" to the next blank line.
-				var want []string
-				if i+1 < len(lines) && lines[i+1] == "----" {
-					for i += 2; i < len(lines) && lines[i] != ""; i++ {
-						want = append(want, lines[i])
-					}
-				}
-				fields := strings.Fields(line)
-				h.out = &strings.Builder{}
-				h.run(fields[0], parseArgs(fields[1:]))
-				got := strings.TrimRight(h.out.String(), "\n")
-				if !*rewrite && got != strings.Join(want, "\n") {
-					t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", file, lineNo, line, got, strings.Join(want, "\n"))
-				}
-				rewritten.WriteString(line + "\n----\n")
-				if got != "" {
-					rewritten.WriteString(got + "\n")
-				}
-				rewritten.WriteString("\n")
-			}
-			if *rewrite {
-				out := strings.TrimRight(rewritten.String(), "\n") + "\n"
-				if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		})
-	}
+	script.Run(t, "testdata/*.txt", func(t *testing.T) func(string, []string) string {
+		h := newHarness(t)
+		return func(_ string, fields []string) string {
+			h.out = &strings.Builder{}
+			h.run(fields[0], parseArgs(fields[1:]))
+			return h.out.String()
+		}
+	})
 }

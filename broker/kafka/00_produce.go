@@ -41,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/log"
 	"weir/broker/replica"
 	"weir/broker/txn"
@@ -60,6 +61,7 @@ func handleProduce(s *Server, r *Request) (kmsg.Response, error) {
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
 		ts := s.parts.load()[rt.Topic]
+		writable := s.authorize(r, acl.OpWrite, acl.ResourceTopic, rt.Topic)
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			sp := &st.Partitions[j]
@@ -71,6 +73,8 @@ func handleProduce(s *Server, r *Request) (kmsg.Response, error) {
 				pe = perr(kerr.InvalidRequiredAcks, "acks %d: want -1, 0 or 1", req.Acks)
 			case req.TransactionID != nil:
 				pe = perr(kerr.TransactionalIDAuthorizationFailed, "transactions are not supported yet")
+			case !writable:
+				pe = perr(kerr.TopicAuthorizationFailed, "not authorized to write to topic %q", rt.Topic)
 			case ts == nil:
 				pe = perr(kerr.UnknownTopicOrPartition, "unknown topic %q", rt.Topic)
 			case rp.Partition < 0 || int(rp.Partition) >= len(ts.parts):
@@ -177,9 +181,9 @@ func (s *Server) produceTo(version, acks int16, ts *topicState, p *partition, re
 		nrecords   int64
 		idempotent bool
 	)
-	if pe := validateBatches(records, &lim, func(v *batchView) {
-		nrecords += int64(v.numRecords)
-		idempotent = idempotent || v.producerID >= 0
+	if pe := validateBatches(records, &lim, func(v log.BatchHeader) {
+		nrecords += int64(v.NumRecords)
+		idempotent = idempotent || v.ProducerID >= 0
 	}); pe != nil {
 		return 0, pe
 	}

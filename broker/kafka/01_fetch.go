@@ -45,6 +45,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/log"
 )
 
@@ -57,6 +58,7 @@ func handleFetch(s *Server, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return resp, nil
 	}
+	throttle := s.fetchQuota(r, req)
 	deadline := r.Received.Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var timer *time.Timer
 	defer func() {
@@ -64,12 +66,16 @@ func handleFetch(s *Server, r *Request) (kmsg.Response, error) {
 			timer.Stop()
 		}
 	}()
+	denied := s.fetchDenied(r, req)
 	first := true
 	for {
-		reply, waitOn, ready := s.buildFetch(req, first)
+		reply, waitOn, ready := s.buildFetch(req, first, denied)
 		first = false
 		now := time.Now()
 		if ready || !now.Before(deadline) || r.Ctx.Err() != nil || len(waitOn) == 0 {
+			if throttle != nil {
+				reply = throttle(reply)
+			}
 			reply.countBytesOut(s)
 			return reply, nil
 		}
@@ -81,6 +87,38 @@ func handleFetch(s *Server, r *Request) (kmsg.Response, error) {
 		}
 		waitAny(r, waitOn, timer)
 	}
+}
+
+// fetchDenied asks Kafka's questions of a fetch: a follower's needs
+// CLUSTER_ACTION on the cluster (else every partition is
+// TOPIC_AUTHORIZATION_FAILED), a consumer's READ on each topic. nil: all
+// allowed.
+func (s *Server) fetchDenied(r *Request, req *kmsg.FetchRequest) []bool {
+	if s.cfg.Authorizer == nil {
+		return nil
+	}
+	var denied []bool
+	deny := func(i int) {
+		if denied == nil {
+			denied = make([]bool, len(req.Topics))
+		}
+		denied[i] = true
+	}
+	if req.ReplicaID >= 0 {
+		if !s.authorizeCluster(r, acl.OpClusterAction) {
+			for i := range req.Topics {
+				deny(i)
+			}
+		}
+		return denied
+	}
+	z := s.topicAuthz(r, acl.OpRead)
+	for i := range req.Topics {
+		if !z.ok(req.Topics[i].Topic) {
+			deny(i)
+		}
+	}
+	return denied
 }
 
 // waitAny blocks until one of chans is closed, the timer fires, or the
@@ -114,7 +152,9 @@ func waitAny(r *Request, chans []<-chan struct{}, timer *time.Timer) {
 // buildFetch reads what is available now. It returns the reply, the
 // channels that signal new data for the partitions read, and whether the
 // reply should be sent now (errors, or at least MinBytes of records).
-func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool) (*fetchReply, []<-chan struct{}, bool) {
+// denied, when not nil, marks the topics (by request index) the client
+// may not read: TOPIC_AUTHORIZATION_FAILED.
+func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (*fetchReply, []<-chan struct{}, bool) {
 	follower := req.ReplicaID >= 0
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	reply := &fetchReply{FetchResponse: resp, srcs: make([][]recordSource, len(req.Topics))}
@@ -148,6 +188,8 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool) (*fetchReply, []
 				p = ts.parts[rp.Partition]
 			}
 			switch {
+			case denied != nil && denied[i]:
+				fp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil:
 				fp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case follower && first && p.rep != nil:

@@ -24,7 +24,9 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"go.uber.org/zap"
+	"weir/broker/acl"
 
 	"weir/broker/log"
 )
@@ -42,6 +44,7 @@ func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.ListOffsetsResponseTopicPartition, len(rt.Partitions))
 		ts := tab[rt.Topic]
+		describable := s.authorize(r, acl.OpDescribe, acl.ResourceTopic, rt.Topic)
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			sp := &st.Partitions[j]
@@ -60,6 +63,8 @@ func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
 				lerr = p.leaderErr(reqEpoch)
 			}
 			switch {
+			case !describable:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case lerr != nil:

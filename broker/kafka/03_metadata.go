@@ -18,6 +18,13 @@ package kafka
 // the creation is synchronous, so the new topic is returned at once with
 // no error. Otherwise an unknown topic gets UNKNOWN_TOPIC_OR_PARTITION, and
 // an illegal name INVALID_TOPIC_EXCEPTION.
+//
+// With an authorizer (Kafka's handleTopicMetadataRequest): an all-topics
+// request lists only the topics the client may DESCRIBE; a named topic it
+// may not describe gets TOPIC_AUTHORIZATION_FAILED (whether it exists or
+// not); auto-creation needs CREATE on the cluster or on the topic (else
+// TOPIC_AUTHORIZATION_FAILED). The authorized-operations fields (v8+)
+// are filled when asked for.
 
 import (
 	"errors"
@@ -26,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/metadata"
 )
 
@@ -39,7 +47,10 @@ func handleMetadata(s *Server, r *Request) (kmsg.Response, error) {
 	autoCreate := s.cfg.BrokerConfig.AutoCreateTopics() && (req.Version < 4 || req.AllowAutoTopicCreation)
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range img.Topics() {
-			resp.Topics = append(resp.Topics, metadataTopic(s, img, t))
+			// Topics the client may not describe are left out.
+			if s.allowed(r, acl.OpDescribe, acl.ResourceTopic, t.Name) {
+				resp.Topics = append(resp.Topics, metadataTopic(s, img, t))
+			}
 		}
 	} else {
 		for _, rt := range req.Topics {
@@ -51,7 +62,16 @@ func handleMetadata(s *Server, r *Request) (kmsg.Response, error) {
 				continue
 			}
 			name := *rt.Topic
+			if !s.authorize(r, acl.OpDescribe, acl.ResourceTopic, name) {
+				resp.Topics = append(resp.Topics, deniedMetadataTopic(name))
+				continue
+			}
 			t, ok := img.Topic(name)
+			if !ok && autoCreate && !s.allowed(r, acl.OpCreate, acl.ResourceCluster, acl.ClusterName) &&
+				!s.authorize(r, acl.OpCreate, acl.ResourceTopic, name) {
+				resp.Topics = append(resp.Topics, deniedMetadataTopic(name))
+				continue
+			}
 			if !ok && autoCreate {
 				t, img = s.autoCreateTopic(r, name)
 				ok = t != nil
@@ -70,16 +90,48 @@ func handleMetadata(s *Server, r *Request) (kmsg.Response, error) {
 		}
 	}
 
+	// Each broker's endpoint on the listener the client connected on; a
+	// broker without that listener is left out, as Kafka does.
 	for _, b := range img.LiveBrokers() {
+		host, port, ok := b.Endpoint(r.Listener)
+		if !ok {
+			continue
+		}
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.NodeID, b.Host, b.Port, b.Rack
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.NodeID, host, port, b.Rack
 		resp.Brokers = append(resp.Brokers, mb)
 	}
 	if id := img.ClusterID(); id != "" {
 		resp.ClusterID = kmsg.StringPtr(id)
 	}
 	resp.ControllerID = s.controllerID()
+	if req.Version >= 8 {
+		if req.IncludeClusterAuthorizedOperations {
+			resp.AuthorizedOperations = 0
+			if s.authorizeCluster(r, acl.OpDescribe) {
+				resp.AuthorizedOperations = s.authorizedOperations(r, acl.ResourceCluster, acl.ClusterName)
+			}
+		}
+		if req.IncludeTopicAuthorizedOperations {
+			for i := range resp.Topics {
+				if mt := &resp.Topics[i]; mt.ErrorCode != kerr.TopicAuthorizationFailed.Code && mt.Topic != nil {
+					mt.AuthorizedOperations = s.authorizedOperations(r, acl.ResourceTopic, *mt.Topic)
+				}
+			}
+		}
+	}
 	return resp, nil
+}
+
+// deniedMetadataTopic is Kafka's answer for a topic the client may not
+// describe (or auto-create): TOPIC_AUTHORIZATION_FAILED, no id, nothing
+// said of whether it exists.
+func deniedMetadataTopic(name string) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = kmsg.StringPtr(name)
+	mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+	mt.IsInternal = isInternalTopic(name)
+	return mt
 }
 
 // controllerID is the node id of the controller: the Raft leader when the

@@ -17,26 +17,42 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { registerAsync(kmsg.OffsetCommit.Int16(), 2, 8, handleOffsetCommit) }
 
 func handleOffsetCommit(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.OffsetCommitRequest)
+	if !s.authorize(r, acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		resp.Topics = offsetCommitErrors(req.Topics, kerr.GroupAuthorizationFailed.Code)
+		return resp, nil
+	}
 	coord, err := s.groups()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-		for _, t := range req.Topics {
-			rt := kmsg.NewOffsetCommitResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewOffsetCommitResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, kerr.CoordinatorNotAvailable.Code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
+		resp.Topics = offsetCommitErrors(req.Topics, kerr.CoordinatorNotAvailable.Code)
 		return resp, nil
+	}
+	// Topics the client may not READ: TOPIC_AUTHORIZATION_FAILED, the
+	// others committed.
+	var denied []kmsg.OffsetCommitRequestTopic
+	if s.cfg.Authorizer != nil {
+		kept := make([]kmsg.OffsetCommitRequestTopic, 0, len(req.Topics))
+		for _, t := range req.Topics {
+			if s.authorize(r, acl.OpRead, acl.ResourceTopic, t.Topic) {
+				kept = append(kept, t)
+			} else {
+				denied = append(denied, t)
+			}
+		}
+		if len(denied) > 0 {
+			cp := *req
+			cp.Topics = kept
+			req = &cp
+		}
 	}
 	tab := s.parts.load()
 	exists := func(topic string, p int32) bool {
@@ -47,5 +63,24 @@ func handleOffsetCommit(s *Server, r *Request) (kmsg.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(denied) > 0 {
+		resp.Topics = append(resp.Topics, offsetCommitErrors(denied, kerr.TopicAuthorizationFailed.Code)...)
+	}
 	return resp, nil
+}
+
+// offsetCommitErrors answers every partition of topics with code.
+func offsetCommitErrors(topics []kmsg.OffsetCommitRequestTopic, code int16) []kmsg.OffsetCommitResponseTopic {
+	var out []kmsg.OffsetCommitResponseTopic
+	for _, t := range topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out = append(out, rt)
+	}
+	return out
 }

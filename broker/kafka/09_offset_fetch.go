@@ -13,6 +13,8 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { register(kmsg.OffsetFetch.Int16(), 1, 8, handleOffsetFetch) }
@@ -22,10 +24,14 @@ func handleOffsetFetch(s *Server, r *Request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	coord, cerr := s.groups()
 	fetch := func(id string, topics []kmsg.OffsetFetchRequestTopic) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error) {
+		if !s.authorize(r, acl.OpDescribe, acl.ResourceGroup, id) {
+			return nil, kerr.GroupAuthorizationFailed
+		}
 		if cerr != nil {
 			return nil, kerr.CoordinatorNotAvailable
 		}
-		return coord.FetchOffsets(id, topics)
+		got, e := coord.FetchOffsets(id, topics)
+		return s.offsetFetchAuthz(r, topics == nil, got), e
 	}
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
@@ -81,4 +87,31 @@ func handleOffsetFetch(s *Server, r *Request) (kmsg.Response, error) {
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil
+}
+
+// offsetFetchAuthz applies DESCRIBE on each topic: when all topics were
+// asked for, those the client may not describe are left out; when they
+// were named, their partitions get TOPIC_AUTHORIZATION_FAILED (Kafka's
+// UNAUTHORIZED_PARTITION: offset -1).
+func (s *Server) offsetFetchAuthz(r *Request, all bool, got []kmsg.OffsetFetchResponseTopic) []kmsg.OffsetFetchResponseTopic {
+	if s.cfg.Authorizer == nil {
+		return got
+	}
+	out := got[:0]
+	for _, t := range got {
+		if all {
+			if s.allowed(r, acl.OpDescribe, acl.ResourceTopic, t.Topic) {
+				out = append(out, t)
+			}
+			continue
+		}
+		if !s.authorize(r, acl.OpDescribe, acl.ResourceTopic, t.Topic) {
+			for i := range t.Partitions {
+				p := &t.Partitions[i]
+				p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, kerr.TopicAuthorizationFailed.Code
+			}
+		}
+		out = append(out, t)
+	}
+	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/broker/acl"
 	"weir/broker/group"
 	"weir/broker/metadata"
 )
@@ -33,18 +34,27 @@ func handleFindCoordinator(s *Server, r *Request) (kmsg.Response, error) {
 		c.Key = key
 		c.NodeID, c.Port = -1, -1
 		var e *kerr.Error
-		switch req.CoordinatorType {
-		case 0:
+		switch {
+		case req.CoordinatorType == 0 && !s.authorize(r, acl.OpDescribe, acl.ResourceGroup, key):
+			e = kerr.GroupAuthorizationFailed
+		case req.CoordinatorType == 1 && !s.authorize(r, acl.OpDescribe, acl.ResourceTransactionalID, key):
+			e = kerr.TransactionalIDAuthorizationFailed
+		case req.CoordinatorType == 0:
 			coord, err := s.groups()
 			if err != nil {
 				e = kerr.CoordinatorNotAvailable
 			} else {
 				var b metadata.Broker
 				if b, e = s.groupCoordinator(coord, key); e == nil {
-					c.NodeID, c.Host, c.Port = b.NodeID, b.Host, b.Port
+					// The coordinator's endpoint on the client's listener.
+					if host, port, ok := b.Endpoint(r.Listener); ok {
+						c.NodeID, c.Host, c.Port = b.NodeID, host, port
+					} else {
+						e = kerr.CoordinatorNotAvailable
+					}
 				}
 			}
-		case 1:
+		case req.CoordinatorType == 1:
 			e = kerr.CoordinatorNotAvailable
 			c.ErrorMessage = kmsg.StringPtr("transactions are not supported yet")
 		default:

@@ -13,12 +13,19 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { registerAsync(kmsg.JoinGroup.Int16(), 0, 7, handleJoinGroup) }
 
 func handleJoinGroup(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.JoinGroupRequest)
+	if !s.authorize(r, acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation = kerr.GroupAuthorizationFailed.Code, -1
+		return resp, nil
+	}
 	coord, err := s.groups()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)

@@ -9,12 +9,19 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { register(kmsg.Heartbeat.Int16(), 0, 4, handleHeartbeat) }
 
 func handleHeartbeat(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.HeartbeatRequest)
+	if !s.authorize(r, acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	coord, err := s.groups()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)

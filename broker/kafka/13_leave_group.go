@@ -10,12 +10,19 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { register(kmsg.LeaveGroup.Int16(), 0, 4, handleLeaveGroup) }
 
 func handleLeaveGroup(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.LeaveGroupRequest)
+	if !s.authorize(r, acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	coord, err := s.groups()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)

@@ -10,12 +10,19 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { registerAsync(kmsg.SyncGroup.Int16(), 0, 5, handleSyncGroup) }
 
 func handleSyncGroup(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.SyncGroupRequest)
+	if !s.authorize(r, acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	coord, err := s.groups()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)

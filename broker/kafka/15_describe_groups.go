@@ -11,6 +11,8 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { register(kmsg.DescribeGroups.Int16(), 0, 5, handleDescribeGroups) }
@@ -30,10 +32,34 @@ func handleDescribeGroups(s *Server, r *Request) (kmsg.Response, error) {
 		}
 		return resp, nil
 	}
-	resp.Groups = coord.Describe(req.Groups)
+	var ids []string
+	denied := map[string]bool{}
+	for _, id := range req.Groups {
+		if s.authorize(r, acl.OpDescribe, acl.ResourceGroup, id) {
+			ids = append(ids, id)
+		} else {
+			denied[id] = true
+		}
+	}
+	got := coord.Describe(ids)
+	for _, id := range req.Groups {
+		if denied[id] {
+			g := kmsg.NewDescribeGroupsResponseGroup()
+			g.Group, g.ErrorCode = id, kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+		} else if len(got) > 0 {
+			resp.Groups = append(resp.Groups, got[0])
+			got = got[1:]
+		}
+	}
 	if req.IncludeAuthorizedOperations {
 		for i := range resp.Groups {
-			resp.Groups[i].AuthorizedOperations = groupOperations
+			if g := &resp.Groups[i]; g.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+				g.AuthorizedOperations = groupOperations
+				if s.cfg.Authorizer != nil {
+					g.AuthorizedOperations = s.authorizedOperations(r, acl.ResourceGroup, g.Group)
+				}
+			}
 		}
 	}
 	return resp, nil

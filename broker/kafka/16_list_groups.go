@@ -9,6 +9,8 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { register(kmsg.ListGroups.Int16(), 0, 4, handleListGroups) }
@@ -22,5 +24,16 @@ func handleListGroups(s *Server, r *Request) (kmsg.Response, error) {
 		return resp, nil
 	}
 	resp.Groups = coord.List(req.StatesFilter)
+	// Without DESCRIBE on the cluster, only the groups the client may
+	// describe are listed (no error).
+	if !s.allowed(r, acl.OpDescribe, acl.ResourceCluster, acl.ClusterName) {
+		kept := resp.Groups[:0]
+		for _, g := range resp.Groups {
+			if s.allowed(r, acl.OpDescribe, acl.ResourceGroup, g.Group) {
+				kept = append(kept, g)
+			}
+		}
+		resp.Groups = kept
+	}
 	return resp, nil
 }

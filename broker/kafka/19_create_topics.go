@@ -36,6 +36,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/metadata"
 	"weir/broker/topicconfig"
 )
@@ -46,6 +47,8 @@ func handleCreateTopics(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 
+	// CREATE on the cluster covers every topic; otherwise CREATE on each.
+	clusterCreate := s.allowed(r, acl.OpCreate, acl.ResourceCluster, acl.ClusterName)
 	count := make(map[string]int, len(req.Topics))
 	for _, t := range req.Topics {
 		count[t.Topic]++
@@ -58,6 +61,8 @@ func handleCreateTopics(s *Server, r *Request) (kmsg.Response, error) {
 		var kerrv *kafkaError
 		if count[rt.Topic] > 1 {
 			kerrv = kafkaErr(kerr.InvalidRequest, "create topics request contains multiple entries for topic %q", rt.Topic)
+		} else if !clusterCreate && !s.authorize(r, acl.OpCreate, acl.ResourceTopic, rt.Topic) {
+			kerrv = kafkaErr(kerr.TopicAuthorizationFailed, "Authorization failed.")
 		} else {
 			var t *metadata.Topic
 			var res topicconfig.Resolved
@@ -66,7 +71,15 @@ func handleCreateTopics(s *Server, r *Request) (kmsg.Response, error) {
 				st.TopicID = t.ID
 				st.NumPartitions = int32(len(t.Partitions))
 				st.ReplicationFactor = int16(len(t.Partitions[0].Replicas))
+				if !s.allowed(r, acl.OpDescribeConfigs, acl.ResourceTopic, rt.Topic) {
+					// Created; its configs are not shown (Kafka's
+					// topic_config_error_code).
+					st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+				}
 				for _, e := range res.Describe(nil, false, false) {
+					if st.ConfigErrorCode != 0 {
+						break
+					}
 					c := kmsg.NewCreateTopicsResponseTopicConfig()
 					c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.Sensitive
 					st.Configs = append(st.Configs, c)

@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/metadata"
 )
 
@@ -83,6 +84,11 @@ func handleDeleteTopics(s *Server, r *Request) (kmsg.Response, error) {
 			switch {
 			case !enabled:
 				e = kafkaErr(kerr.TopicDeletionDisabled, "topic deletion is disabled (delete.topic.enable=false)")
+			case t.id != (metadata.UUID{}) && !s.authorize(r, acl.OpDescribe, acl.ResourceTopic, name):
+				e = kafkaErr(kerr.TopicAuthorizationFailed, "not authorized to describe the topic with id %s", t.id)
+				st.Topic = nil
+			case !s.authorize(r, acl.OpDelete, acl.ResourceTopic, name):
+				e = kafkaErr(kerr.TopicAuthorizationFailed, "not authorized to delete topic %q", name)
 			case count[name] > 1:
 				e = kafkaErr(kerr.InvalidRequest, "topic %q appears more than once in the request", name)
 			case isInternalTopic(name):

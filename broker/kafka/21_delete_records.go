@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/log"
 )
 
@@ -35,11 +36,15 @@ func handleDeleteRecords(s *Server, r *Request) (kmsg.Response, error) {
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
+		deletable := s.authorize(r, acl.OpDelete, acl.ResourceTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			low, code := s.deleteRecords(r, rt.Topic, rp.Partition, rp.Offset)
+			low, code := int64(0), kerr.TopicAuthorizationFailed
+			if deletable {
+				low, code = s.deleteRecords(r, rt.Topic, rp.Partition, rp.Offset)
+			}
 			if code == nil {
 				sp.LowWatermark = low
 			} else {

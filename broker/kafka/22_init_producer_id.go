@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"weir/broker/acl"
 )
 
 func init() { register(kmsg.InitProducerID.Int16(), 0, 4, handleInitProducerID) }
@@ -30,8 +32,15 @@ func handleInitProducerID(s *Server, r *Request) (kmsg.Response, error) {
 	case req.TransactionalID != nil && *req.TransactionalID == "":
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
+	case req.TransactionalID != nil && !s.authorize(r, acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
 	case req.TransactionalID != nil:
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return resp, nil
+	case !s.idempotentWriteAllowed(r):
+		// IDEMPOTENT_WRITE on the cluster, or WRITE on some topic (KIP-679).
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
 	pids, err := s.producerIDs()

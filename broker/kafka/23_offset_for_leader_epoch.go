@@ -14,6 +14,8 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { register(kmsg.OffsetForLeaderEpoch.Int16(), 2, 4, handleOffsetForLeaderEpoch) }
@@ -22,6 +24,8 @@ func handleOffsetForLeaderEpoch(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	tab := s.parts.load()
+	// Followers ask with CLUSTER_ACTION; others need DESCRIBE per topic.
+	clusterAction := s.allowed(r, acl.OpClusterAction, acl.ResourceCluster, acl.ClusterName)
 	resp.Topics = make([]kmsg.OffsetForLeaderEpochResponseTopic, len(req.Topics))
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -29,12 +33,17 @@ func handleOffsetForLeaderEpoch(s *Server, r *Request) (kmsg.Response, error) {
 		st.Topic = rt.Topic
 		st.Partitions = make([]kmsg.OffsetForLeaderEpochResponseTopicPartition, len(rt.Partitions))
 		ts := tab[rt.Topic]
+		describable := clusterAction || s.authorize(r, acl.OpDescribe, acl.ResourceTopic, rt.Topic)
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			sp := &st.Partitions[j]
 			*sp = kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
+			if !describable {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.parts) {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue

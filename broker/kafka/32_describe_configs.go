@@ -25,10 +25,12 @@ package kafka
 import (
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/broker/acl"
 	"weir/broker/topicconfig"
 )
 
@@ -44,9 +46,10 @@ func handleDescribeConfigs(s *Server, r *Request) (kmsg.Response, error) {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		var entries []topicconfig.Entry
-		var e *kafkaError
-		switch rr.ResourceType {
-		case resourceTopic:
+		e := s.configDenied(r, acl.OpDescribeConfigs, rr.ResourceType, rr.ResourceName)
+		switch {
+		case e != nil:
+		case rr.ResourceType == resourceTopic:
 			overrides, ok := topicOverrides(img, rr.ResourceName)
 			if !ok {
 				e = kafkaErr(kerr.UnknownTopicOrPartition, "topic %q does not exist", rr.ResourceName)
@@ -60,12 +63,12 @@ func handleDescribeConfigs(s *Server, r *Request) (kmsg.Response, error) {
 				break
 			}
 			entries = res.Describe(rr.ConfigNames, synonyms, docs)
-		case resourceBroker:
+		case rr.ResourceType == resourceBroker:
 			if e = s.checkBrokerResource(rr.ResourceName); e != nil || rr.ResourceName == "" {
 				break
 			}
 			entries = s.describeBroker(rr.ConfigNames, synonyms, docs)
-		case resourceBrokerLogger:
+		case rr.ResourceType == resourceBrokerLogger:
 			e = kafkaErr(kerr.InvalidRequest, "weir does not expose broker loggers")
 		default:
 			e = kafkaErr(kerr.InvalidRequest, "unsupported config resource type %d", rr.ResourceType)
@@ -86,11 +89,18 @@ func (s *Server) describeBroker(names []string, synonyms, docs bool) []topicconf
 		topicconfig.BrokerNodeID: strconv.Itoa(int(s.cfg.NodeID)),
 		"broker.id":              strconv.Itoa(int(s.cfg.NodeID)),
 	}
-	if addr := s.Addr(); addr != nil {
-		runtime[topicconfig.BrokerListeners] = "PLAINTEXT://" + addr.String()
+	var lns, adv []string
+	for _, l := range s.bound {
+		lns = append(lns, l.cfg.Name+"://"+l.ln.Addr().String())
+		if !l.cfg.NoAdvertise {
+			adv = append(adv, l.cfg.Name+"://"+net.JoinHostPort(l.adv.Host, strconv.Itoa(int(l.adv.Port))))
+		}
 	}
-	if s.advertised.Host != "" {
-		runtime[topicconfig.BrokerAdvertisedListeners] = "PLAINTEXT://" + net.JoinHostPort(s.advertised.Host, strconv.Itoa(int(s.advertised.Port)))
+	if len(lns) > 0 {
+		runtime[topicconfig.BrokerListeners] = strings.Join(lns, ",")
+	}
+	if len(adv) > 0 {
+		runtime[topicconfig.BrokerAdvertisedListeners] = strings.Join(adv, ",")
 	}
 	entries := s.cfg.BrokerConfig.Describe(names, synonyms, docs)
 	for i := range entries {

@@ -21,6 +21,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { register(kmsg.AlterConfigs.Int16(), 0, 2, handleAlterConfigs) }
@@ -37,9 +39,12 @@ func handleAlterConfigs(s *Server, r *Request) (kmsg.Response, error) {
 		sr := kmsg.NewAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		var e *kafkaError
+		denied := s.configDenied(r, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		switch {
 		case dup[ids[i]]:
 			e = kafkaErr(kerr.InvalidRequest, "resource %q (type %d) appears more than once in the request", rr.ResourceName, rr.ResourceType)
+		case denied != nil:
+			e = denied
 		case rr.ResourceType == resourceTopic:
 			e = s.alterTopicConfigs(r, rr.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, *kafkaError) {
 				next := make(map[string]string, len(rr.Configs))

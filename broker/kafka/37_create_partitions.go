@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/metadata"
 )
 
@@ -45,6 +46,8 @@ func handleCreatePartitions(s *Server, r *Request) (kmsg.Response, error) {
 		var e *kafkaError
 		if count[rt.Topic] > 1 {
 			e = kafkaErr(kerr.InvalidRequest, "topic %q appears more than once in the request", rt.Topic)
+		} else if !s.authorize(r, acl.OpAlter, acl.ResourceTopic, rt.Topic) {
+			e = kafkaErr(kerr.TopicAuthorizationFailed, "The topic authorization is failed.")
 		} else {
 			e = s.createPartitions(r, rt, req.ValidateOnly)
 		}

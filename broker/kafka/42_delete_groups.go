@@ -10,6 +10,8 @@ package kafka
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { registerAsync(kmsg.DeleteGroups.Int16(), 0, 2, handleDeleteGroups) }
@@ -26,10 +28,23 @@ func handleDeleteGroups(s *Server, r *Request) (kmsg.Response, error) {
 		}
 		return resp, nil
 	}
-	groups, err := coord.Delete(r.Ctx, req.Groups)
+	var ids []string
+	for _, id := range req.Groups {
+		if s.authorize(r, acl.OpDelete, acl.ResourceGroup, id) {
+			ids = append(ids, id)
+		} else {
+			g := kmsg.NewDeleteGroupsResponseGroup()
+			g.Group, g.ErrorCode = id, kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+		}
+	}
+	if len(ids) == 0 {
+		return resp, nil
+	}
+	groups, err := coord.Delete(r.Ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	resp.Groups = groups
+	resp.Groups = append(resp.Groups, groups...)
 	return resp, nil
 }

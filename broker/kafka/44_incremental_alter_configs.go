@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/broker/acl"
 	"weir/broker/topicconfig"
 )
 
@@ -41,9 +42,12 @@ func handleIncrementalAlterConfigs(s *Server, r *Request) (kmsg.Response, error)
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		var e *kafkaError
+		denied := s.configDenied(r, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
 		switch {
 		case dup[ids[i]]:
 			e = kafkaErr(kerr.InvalidRequest, "resource %q (type %d) appears more than once in the request", rr.ResourceName, rr.ResourceType)
+		case denied != nil:
+			e = denied
 		case rr.ResourceType == resourceTopic:
 			ops := make([]topicconfig.Op, len(rr.Configs))
 			for j, c := range rr.Configs {

@@ -5,24 +5,21 @@ package kafka
 // The cluster id, the controller (the Raft leader; this node when
 // single-node) and the live brokers with their advertised addresses, as in
 // Metadata.
-// Authorized operations: weir has no authorizer, so when asked for it
-// reports every operation Kafka defines on the cluster resource, as Kafka
-// does without an authorizer; when not asked, Kafka's "omitted" value.
+// Authorized operations, when asked for: 0 without DESCRIBE on the
+// cluster, else the cluster operations the client may do (every one
+// without an authorizer, as Kafka); when not asked, Kafka's "omitted"
+// value.
 // v1 (endpoint types, for KRaft controllers) is not served.
 
 import (
 	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/acl"
 )
 
 func init() { register(kmsg.DescribeCluster.Int16(), 0, 0, handleDescribeCluster) }
-
-// clusterOperations is the bit set of the ACL operations Kafka defines on
-// the CLUSTER resource, by operation code: CREATE(5), ALTER(7),
-// DESCRIBE(8), CLUSTER_ACTION(9), DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11),
-// IDEMPOTENT_WRITE(12).
-const clusterOperations int32 = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
 
 func handleDescribeCluster(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.DescribeClusterRequest)
@@ -32,13 +29,20 @@ func handleDescribeCluster(s *Server, r *Request) (kmsg.Response, error) {
 	resp.ControllerID = s.controllerID()
 	// Live brokers only, as Metadata lists them (fenced ones are out).
 	for _, b := range img.LiveBrokers() {
+		host, port, ok := b.Endpoint(r.Listener)
+		if !ok {
+			continue
+		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.NodeID, rb.Host, rb.Port, rb.Rack = b.NodeID, b.Host, b.Port, b.Rack
+		rb.NodeID, rb.Host, rb.Port, rb.Rack = b.NodeID, host, port, b.Rack
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 	resp.ClusterAuthorizedOperations = math.MinInt32
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterOperations
+		resp.ClusterAuthorizedOperations = 0
+		if s.authorizeCluster(r, acl.OpDescribe) {
+			resp.ClusterAuthorizedOperations = s.authorizedOperations(r, acl.ResourceCluster, acl.ClusterName)
+		}
 	}
 	return resp, nil
 }

@@ -6,48 +6,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"weir/broker/log"
 )
-
-// Record batch v2 header layout (see kafka-compat.md).
-const (
-	batchHeaderSize    = 61
-	offLength          = 8
-	offMagic           = 16
-	offCRC             = 17
-	offAttributes      = 21
-	offLastOffsetDelta = 23
-	offFirstTimestamp  = 27
-	offMaxTimestamp    = 35
-	offProducerID      = 43
-	offProducerEpoch   = 51
-	offBaseSequence    = 53
-	offNumRecords      = 57
-
-	attrCodecMask     = 0x07
-	attrTransactional = 0x10
-	attrControl       = 0x20
-
-	codecNone   = 0
-	codecGzip   = 1
-	codecSnappy = 2
-	codecLZ4    = 3
-	codecZstd   = 4
-)
-
-// batchView is what Produce needs of one batch header.
-type batchView struct {
-	size            int
-	attributes      int16
-	lastOffsetDelta int32
-	firstTimestamp  int64
-	maxTimestamp    int64
-	producerID      int64
-	producerEpoch   int16
-	baseSequence    int32
-	numRecords      int32
-}
-
-func (b *batchView) codec() int8 { return int8(b.attributes & attrCodecMask) }
 
 // produceError is a Kafka error for one partition of a Produce request,
 // with a message for v8+ responses.
@@ -76,69 +37,59 @@ type produceLimits struct {
 // allocating: header fields, sizes, codec, record counts, timestamps, and
 // for uncompressed batches the record framing. The CRC is checked by the
 // log's Append. fn is called for each valid batch.
-func validateBatches(b []byte, lim *produceLimits, fn func(*batchView)) *produceError {
+func validateBatches(b []byte, lim *produceLimits, fn func(log.BatchHeader)) *produceError {
 	if len(b) == 0 {
 		return perr(kerr.CorruptMessage, "no record batch")
 	}
 	for len(b) > 0 {
-		if len(b) < batchHeaderSize {
-			return perr(kerr.CorruptMessage, "truncated record batch: %d bytes, header needs %d", len(b), batchHeaderSize)
+		if len(b) < log.BatchHeaderSize {
+			return perr(kerr.CorruptMessage, "truncated record batch: %d bytes, header needs %d", len(b), log.BatchHeaderSize)
 		}
-		if magic := int8(b[offMagic]); magic != 2 {
+		if magic := int8(b[log.OffMagic]); magic != 2 {
 			return perr(kerr.CorruptMessage, "record batch magic %d: only v2 (magic 2) batches are accepted", magic)
 		}
-		length := int32(binary.BigEndian.Uint32(b[offLength:]))
-		size := int64(length) + 12
-		if length < batchHeaderSize-12 || size > int64(len(b)) {
+		length := int32(binary.BigEndian.Uint32(b[log.OffLength:]))
+		size := log.LengthFieldEnd + int64(length)
+		if length < log.BatchHeaderSize-log.LengthFieldEnd || size > int64(len(b)) {
 			return perr(kerr.CorruptMessage, "record batch length %d does not match the %d bytes sent", length, len(b))
 		}
 		if size > int64(lim.maxMessageBytes) {
 			return perr(kerr.MessageTooLarge, "record batch of %d bytes exceeds max.message.bytes %d", size, lim.maxMessageBytes)
 		}
-		v := batchView{
-			size:            int(size),
-			attributes:      int16(binary.BigEndian.Uint16(b[offAttributes:])),
-			lastOffsetDelta: int32(binary.BigEndian.Uint32(b[offLastOffsetDelta:])),
-			firstTimestamp:  int64(binary.BigEndian.Uint64(b[offFirstTimestamp:])),
-			maxTimestamp:    int64(binary.BigEndian.Uint64(b[offMaxTimestamp:])),
-			producerID:      int64(binary.BigEndian.Uint64(b[offProducerID:])),
-			producerEpoch:   int16(binary.BigEndian.Uint16(b[offProducerEpoch:])),
-			baseSequence:    int32(binary.BigEndian.Uint32(b[offBaseSequence:])),
-			numRecords:      int32(binary.BigEndian.Uint32(b[offNumRecords:])),
-		}
-		if v.attributes&attrControl != 0 {
+		v := log.ReadBatchHeader(b)
+		if v.Attributes&log.AttrControl != 0 {
 			return perr(kerr.InvalidRecord, "clients may not send control batches")
 		}
-		switch c := v.codec(); c {
-		case codecNone, codecGzip, codecSnappy, codecLZ4:
-		case codecZstd:
+		switch c := v.Codec(); c {
+		case log.CodecNone, log.CodecGzip, log.CodecSnappy, log.CodecLZ4:
+		case log.CodecZstd:
 			if lim.version < 7 {
 				return perr(kerr.UnsupportedCompressionType, "zstd needs Produce v7+, got v%d", lim.version)
 			}
 		default:
 			return perr(kerr.CorruptMessage, "unknown compression codec %d", c)
 		}
-		if v.numRecords <= 0 || v.lastOffsetDelta != v.numRecords-1 {
-			return perr(kerr.InvalidRecord, "record batch has %d records but lastOffsetDelta %d", v.numRecords, v.lastOffsetDelta)
+		if v.NumRecords <= 0 || v.LastOffsetDelta != v.NumRecords-1 {
+			return perr(kerr.InvalidRecord, "record batch has %d records but lastOffsetDelta %d", v.NumRecords, v.LastOffsetDelta)
 		}
-		if v.producerID < 0 && v.attributes&attrTransactional != 0 {
+		if v.ProducerID < 0 && v.Attributes&log.AttrTransactional != 0 {
 			return perr(kerr.InvalidRecord, "transactional batch without a producer id")
 		}
-		payload := b[batchHeaderSize:size]
-		if v.codec() == codecNone {
-			if pe := checkRecords(payload, v.numRecords); pe != nil {
+		payload := b[log.BatchHeaderSize:size]
+		if v.Codec() == log.CodecNone {
+			if pe := checkRecords(payload, v.NumRecords); pe != nil {
 				return pe
 			}
 		}
 		if !lim.logAppendTime {
-			if lim.afterMaxMs >= 0 && v.maxTimestamp-lim.nowMs > lim.afterMaxMs {
-				return perr(kerr.InvalidTimestamp, "timestamp %d is more than message.timestamp.after.max.ms (%d) after the broker's time %d", v.maxTimestamp, lim.afterMaxMs, lim.nowMs)
+			if lim.afterMaxMs >= 0 && v.MaxTimestamp-lim.nowMs > lim.afterMaxMs {
+				return perr(kerr.InvalidTimestamp, "timestamp %d is more than message.timestamp.after.max.ms (%d) after the broker's time %d", v.MaxTimestamp, lim.afterMaxMs, lim.nowMs)
 			}
-			if lim.beforeMaxMs >= 0 && v.firstTimestamp >= 0 && lim.nowMs-v.firstTimestamp > lim.beforeMaxMs {
-				return perr(kerr.InvalidTimestamp, "timestamp %d is more than message.timestamp.before.max.ms (%d) before the broker's time %d", v.firstTimestamp, lim.beforeMaxMs, lim.nowMs)
+			if lim.beforeMaxMs >= 0 && v.FirstTimestamp >= 0 && lim.nowMs-v.FirstTimestamp > lim.beforeMaxMs {
+				return perr(kerr.InvalidTimestamp, "timestamp %d is more than message.timestamp.before.max.ms (%d) before the broker's time %d", v.FirstTimestamp, lim.beforeMaxMs, lim.nowMs)
 			}
 		}
-		fn(&v)
+		fn(v)
 		b = b[size:]
 	}
 	return nil

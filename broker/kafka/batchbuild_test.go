@@ -5,6 +5,8 @@ import (
 	"hash/crc32"
 
 	"github.com/twmb/franz-go/pkg/kbin"
+
+	"weir/broker/log"
 )
 
 // buildBatch encodes an uncompressed record batch v2 holding values (no
@@ -24,24 +26,24 @@ func buildBatch(values [][]byte, codec int16, ts int64) []byte {
 		recs = kbin.AppendVarint(recs, int32(len(body)))
 		recs = append(recs, body...)
 	}
-	b := make([]byte, batchHeaderSize, batchHeaderSize+len(recs))
+	b := make([]byte, log.BatchHeaderSize, log.BatchHeaderSize+len(recs))
 	binary.BigEndian.PutUint64(b[0:], 0)
-	binary.BigEndian.PutUint32(b[offLength:], uint32(batchHeaderSize-12+len(recs)))
-	binary.BigEndian.PutUint32(b[12:], 0xffffffff) // leader epoch -1
-	b[offMagic] = 2
-	binary.BigEndian.PutUint16(b[offAttributes:], uint16(codec))
-	binary.BigEndian.PutUint32(b[offLastOffsetDelta:], uint32(len(values)-1))
-	binary.BigEndian.PutUint64(b[offFirstTimestamp:], uint64(ts))
-	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(ts))
-	binary.BigEndian.PutUint64(b[offProducerID:], 0xffffffffffffffff)
-	binary.BigEndian.PutUint16(b[offProducerEpoch:], 0xffff)
-	binary.BigEndian.PutUint32(b[offBaseSequence:], 0xffffffff)
-	binary.BigEndian.PutUint32(b[offNumRecords:], uint32(len(values)))
+	binary.BigEndian.PutUint32(b[log.OffLength:], uint32(log.BatchHeaderSize-log.LengthFieldEnd+len(recs)))
+	binary.BigEndian.PutUint32(b[log.OffEpoch:], 0xffffffff) // leader epoch -1
+	b[log.OffMagic] = 2
+	binary.BigEndian.PutUint16(b[log.OffAttributes:], uint16(codec))
+	binary.BigEndian.PutUint32(b[log.OffLastOffsetDelta:], uint32(len(values)-1))
+	binary.BigEndian.PutUint64(b[log.OffFirstTimestamp:], uint64(ts))
+	binary.BigEndian.PutUint64(b[log.OffMaxTimestamp:], uint64(ts))
+	binary.BigEndian.PutUint64(b[log.OffProducerID:], 0xffffffffffffffff)
+	binary.BigEndian.PutUint16(b[log.OffProducerEpoch:], 0xffff)
+	binary.BigEndian.PutUint32(b[log.OffBaseSequence:], 0xffffffff)
+	binary.BigEndian.PutUint32(b[log.OffNumRecords:], uint32(len(values)))
 	b = append(b, recs...)
 	fixCRC(b)
 	return b
 }
 
 func fixCRC(b []byte) {
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(b[log.OffCRC:], crc32.Checksum(b[log.OffAttributes:], crc32.MakeTable(crc32.Castagnoli)))
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -46,6 +47,9 @@ type slot struct {
 	frame   []byte
 	spliced splicer
 	err     error // the request failed: close the connection
+	// closeAfter closes the connection once frame is written (a failed
+	// SASL authentication).
+	closeAfter bool
 	// deferred is a response that must wait before it is encoded (set
 	// by run; dispatch completes it on its own goroutine).
 	deferred deferred
@@ -73,6 +77,7 @@ type splicer interface {
 
 type conn struct {
 	s      *Server
+	l      *boundListener
 	nc     net.Conn
 	remote string
 	ctx    context.Context
@@ -82,6 +87,11 @@ type conn struct {
 	w      connWriter
 	rbuf   []byte
 	closed sync.Once
+	// principal is the client's Kafka principal (User:ANONYMOUS, or
+	// from its TLS certificate), set before the first request is read.
+	principal string
+	// sasl is the authentication state on a SASL listener (sasl.go).
+	sasl *saslConn
 	// writeDeadlineSet is when the write deadline was last pushed out.
 	writeDeadlineSet time.Time
 
@@ -91,6 +101,10 @@ type conn struct {
 	// hand-off less per request on the latency path).
 	wmu     sync.Mutex
 	pending int
+
+	// mutedUntil (UnixNano) is when a throttled connection is read
+	// again (quotas.go).
+	mutedUntil atomic.Int64
 }
 
 // connWriter is the buffered writing side of a connection, with access to
@@ -100,10 +114,11 @@ type connWriter struct {
 	raw net.Conn
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
+func newConn(s *Server, l *boundListener, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
 	return &conn{
 		s:      s,
+		l:      l,
 		nc:     nc,
 		remote: nc.RemoteAddr().String(),
 		ctx:    ctx,
@@ -119,6 +134,11 @@ func newConn(s *Server, nc net.Conn) *conn {
 func (c *conn) serve() {
 	c.s.metrics.connOpened()
 	defer c.s.metrics.connClosed()
+	if err := c.handshake(); err != nil {
+		c.close()
+		return
+	}
+	c.saslSetup()
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -147,16 +167,34 @@ func (c *conn) readLoop() error {
 		if c.ctx.Err() != nil {
 			return c.ctx.Err()
 		}
-		if d := c.s.cfg.IdleTimeout; d > 0 {
+		if err := c.waitMuted(); err != nil {
+			return err
+		}
+		if c.authenticating() {
+			c.nc.SetReadDeadline(c.sasl.deadline)
+		} else if d := c.s.cfg.IdleTimeout; d > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(d))
 		}
 		if _, err := io.ReadFull(c.br, sizeBuf[:]); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && c.authenticating() {
+				return c.saslFail("no SASL authentication before the handshake timeout")
+			}
 			if errors.Is(err, os.ErrDeadlineExceeded) && c.ctx.Err() == nil {
 				return fmt.Errorf("idle for %s (connections.max.idle.ms)", c.s.cfg.IdleTimeout)
 			}
 			return err
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if c.authenticating() && (size < 0 || size > c.sasl.srv.MaxReceiveSize()) {
+			c.s.metrics.rejectedFrames.Inc()
+			return c.saslFail(fmt.Sprintf("Failing SASL authentication due to invalid receive size %d (sasl.server.max.receive.size %d)", uint32(size), c.sasl.srv.MaxReceiveSize()))
+		}
+		if c.sasl != nil && c.sasl.raw && c.sasl.state == saslAuthenticate {
+			if err := c.readRawToken(size); err != nil {
+				return err
+			}
+			continue
+		}
 		if size < minRequestSize || size > c.s.cfg.MaxRequestBytes {
 			c.s.metrics.rejectedFrames.Inc()
 			return fmt.Errorf("%w: request size %d outside [%d, %d] (socket.request.max.bytes)", errFrame, size, minRequestSize, c.s.cfg.MaxRequestBytes)
@@ -193,6 +231,9 @@ func (c *conn) dispatch(buf []byte, received time.Time) error {
 		c.s.metrics.rejectedFrames.Inc()
 		return fmt.Errorf("%w: unsupported API key %d", errFrame, h.key)
 	}
+	if err := c.saslGate(h.key); err != nil {
+		return err
+	}
 	if h.version < a.min || h.version > a.max {
 		if h.key == kmsg.ApiVersions.Int16() {
 			// KIP-511: answer an unknown ApiVersions version with
@@ -224,7 +265,8 @@ func (c *conn) dispatch(buf []byte, received time.Time) error {
 		c.s.metrics.rejectedFrames.Inc()
 		return fmt.Errorf("%w: decoding %s v%d: %v", errFrame, kmsg.NameForKey(h.key), h.version, err)
 	}
-	r := &Request{Ctx: c.ctx, Key: h.key, Version: h.version, ClientID: h.clientID, Kmsg: kreq, Received: received, Remote: c.remote}
+	r := &Request{Ctx: c.ctx, Key: h.key, Version: h.version, ClientID: h.clientID, Kmsg: kreq, Received: received, Remote: c.remote,
+		Listener: c.l.cfg.Name, Principal: c.principal, Size: int32(len(buf)), c: c}
 	if !a.async {
 		sl := &slot{api: a, start: received}
 		c.run(sl, &h, r)
@@ -286,7 +328,15 @@ func (c *conn) complete(sl *slot, h header) error {
 
 // run calls the handler and fills in sl.
 func (c *conn) run(sl *slot, h *header, r *Request) {
+	var began time.Time
+	if !sl.api.async {
+		began = c.s.quotaStart()
+	}
 	resp, err := sl.api.handle(c.s, r)
+	if err == nil {
+		c.throttle(r, resp, began)
+	}
+	sl.closeAfter = r.closeAfter
 	if err != nil {
 		sl.err = fmt.Errorf("%s v%d: %w", kmsg.NameForKey(h.key), h.version, err)
 		if sp, ok := resp.(splicer); ok {
@@ -336,6 +386,9 @@ func (c *conn) writeDirect(sl *slot) (done bool, err error) {
 		}
 	}
 	c.s.metrics.observe(sl.api.key, sl.start)
+	if err == nil && sl.closeAfter {
+		err = errAuthFailed
+	}
 	if err != nil {
 		c.fail(err)
 	}
@@ -401,8 +454,11 @@ func (c *conn) writeLoop() {
 			_, err = c.w.bw.Write(sl.frame)
 		}
 		c.s.metrics.observe(sl.api.key, sl.start)
-		if err == nil && len(c.queue) == 0 {
+		if err == nil && (len(c.queue) == 0 || sl.closeAfter) {
 			err = c.flush()
+		}
+		if err == nil && sl.closeAfter {
+			err = errAuthFailed
 		}
 		if err != nil {
 			dead = c.fail(err)

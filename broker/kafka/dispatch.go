@@ -37,6 +37,23 @@ type Request struct {
 	Received time.Time
 	// Remote is the peer address.
 	Remote string
+	// Listener is the name of the listener the client connected on: the
+	// brokers it is told about are those of that listener.
+	Listener string
+	// Principal is the client's Kafka principal: User:ANONYMOUS, or
+	// User:<name> from its TLS client certificate (ssl.principal.mapping.rules)
+	// or its SASL authentication.
+	Principal string
+	// Size is the request's size in bytes (producer_byte_rate counts it).
+	Size int32
+	// Throttle is set by a handler that throttled the client itself
+	// (Fetch over consumer_byte_rate): the connection is muted that long.
+	Throttle time.Duration
+
+	// c is the connection (SASL handlers change its state); closeAfter,
+	// set by a handler, closes it once the response is written.
+	c          *conn
+	closeAfter bool
 }
 
 // api is one registered API key.

@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/testkit"
+	"weir/internal/weirbin"
 )
 
 // weirProcess is a `weir broker` subprocess.
@@ -25,19 +28,18 @@ type weirProcess struct {
 	exited    chan error
 }
 
-func buildWeir(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "weir")
-	out, err := exec.Command("go", "build", "-o", bin, "weir/cmd/weir").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build weir: %v\n%s", err, out)
-	}
-	return bin
+func TestMain(m *testing.M) {
+	// The t.Parallel tests (quotas, re-authentication, kcat) mostly wait
+	// on windows, timers and child processes: four at a time, not two.
+	testkit.WaitingParallel(4)
+	code := m.Run()
+	weirbin.Cleanup() // TestWeirBrokerBinary's weir binary
+	os.Exit(code)
 }
 
 func startWeir(t *testing.T, bin, dataDir string) *weirProcess {
 	t.Helper()
-	cmd := exec.Command(bin, "broker", "--data-dir", dataDir, "--kafka-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--log-format", "json")
+	cmd := exec.Command(bin, "broker", "--data-dir", dataDir, "--kafka-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--registry-addr", "127.0.0.1:0", "--log-format", "json")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +102,7 @@ func (p *weirProcess) stop(t *testing.T) {
 // reads /metrics, kills it with SIGKILL, restarts it on the same data dir,
 // consumes everything back, and stops it with SIGTERM (exit status 0).
 func TestWeirBrokerBinary(t *testing.T) {
-	bin := buildWeir(t)
+	bin := weirbin.Build(t)
 	dataDir := t.TempDir()
 	p := startWeir(t, bin, dataDir)
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/log"
 )
 
 // FuzzDispatch feeds arbitrary request frames (the bytes after the size
@@ -35,35 +37,37 @@ func FuzzDispatch(f *testing.F) {
 	stored := storedBytes(f, p)
 
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		a, peer := net.Pipe()
-		defer peer.Close()
-		go io.Copy(io.Discard, peer) // responses written directly by dispatch
-		c := newConn(b.srv, a)
-		defer c.close()
-		err := c.dispatch(append([]byte(nil), frame...), time.Now())
-		c.cancel() // long polls answer at once
-		close(c.queue)
-		for sl := range c.queue {
-			if sl.done != nil {
-				<-sl.done
-			}
-			if sl.spliced != nil {
-				sl.spliced.release()
-			}
-			if sl.frame != nil && sl.spliced == nil {
-				if n := binary.BigEndian.Uint32(sl.frame); int(n) != len(sl.frame)-4 {
-					t.Fatalf("response frame size %d for %d bytes", n, len(sl.frame)-4)
-				}
-			}
-			if sl.err != nil && err == nil {
-				err = sl.err
-			}
-		}
-		_ = err
+		dispatchFrame(t, b.srv, frame)
 		if got := storedBytes(t, p); !bytes.Equal(got, stored[:len(got)]) || len(got) < len(stored) {
 			t.Fatalf("stored records changed")
 		}
 	})
+}
+
+// dispatchFrame runs one request frame through a connection of srv: it
+// must not panic, and every response frame it queues is well-formed.
+func dispatchFrame(t *testing.T, srv *Server, frame []byte) {
+	a, peer := net.Pipe()
+	defer peer.Close()
+	go io.Copy(io.Discard, peer) // responses written directly by dispatch
+	c := newConn(srv, srv.bound[0], a)
+	defer c.close()
+	c.dispatch(append([]byte(nil), frame...), time.Now())
+	c.cancel() // long polls answer at once
+	close(c.queue)
+	for sl := range c.queue {
+		if sl.done != nil {
+			<-sl.done
+		}
+		if sl.spliced != nil {
+			sl.spliced.release()
+		}
+		if sl.frame != nil && sl.spliced == nil {
+			if n := binary.BigEndian.Uint32(sl.frame); int(n) != len(sl.frame)-4 {
+				t.Fatalf("response frame size %d for %d bytes", n, len(sl.frame)-4)
+			}
+		}
+	}
 }
 
 // storedBytes reads the first batch of a partition.
@@ -80,7 +84,7 @@ func storedBytes(t testing.TB, p *partition) []byte {
 	}
 	// The base offset and leader epoch are stamped by the log; compare the
 	// rest.
-	return buf[offMagic:]
+	return buf[log.OffMagic:]
 }
 
 // fuzzSeeds are valid request frames (after the size prefix) of every
@@ -126,11 +130,15 @@ func fuzzSeeds() [][]byte {
 // TestWriteFuzzSeedCorpus regenerates testdata/fuzz/FuzzDispatch from
 // fuzzSeeds when WEIR_WRITE_FUZZ_CORPUS=1; otherwise it checks that the
 // committed corpus exists.
-func TestWriteFuzzSeedCorpus(t *testing.T) {
-	dir := filepath.Join("testdata", "fuzz", "FuzzDispatch")
+func TestWriteFuzzSeedCorpus(t *testing.T) { seedCorpus(t, "FuzzDispatch", fuzzSeeds()) }
+
+// seedCorpus writes seeds as testdata/fuzz/<fuzzer> when
+// WEIR_WRITE_FUZZ_CORPUS=1, and otherwise checks the committed corpus.
+func seedCorpus(t *testing.T, fuzzer string, seeds [][]byte) {
+	dir := filepath.Join("testdata", "fuzz", fuzzer)
 	if os.Getenv("WEIR_WRITE_FUZZ_CORPUS") != "1" {
 		ents, err := os.ReadDir(dir)
-		if err != nil || len(ents) < len(fuzzSeeds()) {
+		if err != nil || len(ents) < len(seeds) {
 			t.Fatalf("seed corpus %s missing or incomplete (%v): run with WEIR_WRITE_FUZZ_CORPUS=1", dir, err)
 		}
 		return
@@ -138,7 +146,7 @@ func TestWriteFuzzSeedCorpus(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for i, s := range fuzzSeeds() {
+	for i, s := range seeds {
 		data := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s)
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%02d", i)), []byte(data), 0o644); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/testkit"
 )
 
 func wantCode(t *testing.T, what string, got int16, want *kerr.Error) {
@@ -283,7 +285,7 @@ func TestGroupStaticMembership(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+	testkit.CheckFor(t, 10*time.Second, func() error {
 		if d := coord.Describe([]string{"s"})[0]; d.State != "PreparingRebalance" || len(d.Members) != 2 {
 			return fmt.Errorf("group %s with %d members", d.State, len(d.Members))
 		}

@@ -11,7 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/ingest/balancer"
+	"weir/internal/kafkaclient/balancer"
+	"weir/internal/testkit"
 )
 
 // ownership tracks which member owns which partition, from the franz-go
@@ -199,19 +200,19 @@ func TestGroupBalancersFranz(t *testing.T) {
 			for i := range ms {
 				ms[i] = startMember(t, b, o, i, group, topic, strategy, session)
 			}
-			checkFor(t, 30*time.Second, 10*time.Millisecond, func() error { return coverage(b, o, group, ms, parts) })
+			testkit.CheckFor(t, 30*time.Second, func() error { return coverage(b, o, group, ms, parts) })
 
 			// A member that leaves: the others take its partitions.
 			start := time.Now()
 			ms[0].stop(true)
-			checkFor(t, 20*time.Second, 10*time.Millisecond, func() error { return coverage(b, o, group, ms[1:], parts) })
+			testkit.CheckFor(t, 20*time.Second, func() error { return coverage(b, o, group, ms[1:], parts) })
 			t.Logf("%s: rebalance after a leave took %v", strategy, time.Since(start))
 
 			// A member that stops heartbeating (its connections die): the
 			// last one takes everything once the session times out.
 			start = time.Now()
 			ms[1].stop(false)
-			checkFor(t, 20*time.Second, 10*time.Millisecond, func() error { return coverage(b, o, group, ms[2:], parts) })
+			testkit.CheckFor(t, 20*time.Second, func() error { return coverage(b, o, group, ms[2:], parts) })
 			took := time.Since(start)
 			t.Logf("%s: takeover after a silent member took %v (session %v)", strategy, took, session)
 			// The broker can only notice after the session timeout; the

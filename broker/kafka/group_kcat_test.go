@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/testkit"
 )
 
 // groupKcat returns kcat's path: a failure in CI (CI=true, where the test
@@ -126,7 +128,7 @@ func TestGroupKcatTwoMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+	testkit.CheckFor(t, 60*time.Second, func() error {
 		d := coord.Describe([]string{group})[0]
 		if d.State != "Stable" || len(d.Members) != 2 {
 			return fmt.Errorf("group %s with %d members", d.State, len(d.Members))
@@ -162,7 +164,7 @@ func TestGroupKcatTwoMembers(t *testing.T) {
 	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+	testkit.CheckFor(t, 60*time.Second, func() error {
 		if got := k1.count() + k2.count(); got < n {
 			return fmt.Errorf("kcat members printed %d of %d records", got, n)
 		}

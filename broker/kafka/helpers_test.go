@@ -103,20 +103,4 @@ func (b *testBroker) client(opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// checkFor polls fn until it returns nil or timeout passes.
-func checkFor(t *testing.T, timeout, interval time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %s: %v", timeout, err)
-		}
-		time.Sleep(interval)
-	}
-}
-
 var _ = fmt.Sprintf

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/broker/log"
 	"weir/broker/log/vfs"
 	"weir/broker/txn"
 )
@@ -43,9 +44,9 @@ func pidBatch(pid int64, epoch int16, seq int32, n int, tag string) []byte {
 		vals[i] = []byte(fmt.Sprintf("%s-%d-%d", tag, seq, i))
 	}
 	b := buildBatch(vals, 0, time.Now().UnixMilli())
-	binary.BigEndian.PutUint64(b[offProducerID:], uint64(pid))
-	binary.BigEndian.PutUint16(b[offProducerEpoch:], uint16(epoch))
-	binary.BigEndian.PutUint32(b[offBaseSequence:], uint32(seq))
+	binary.BigEndian.PutUint64(b[log.OffProducerID:], uint64(pid))
+	binary.BigEndian.PutUint16(b[log.OffProducerEpoch:], uint16(epoch))
+	binary.BigEndian.PutUint32(b[log.OffBaseSequence:], uint32(seq))
 	fixCRC(b)
 	return b
 }

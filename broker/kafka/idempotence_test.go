@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/log"
 )
 
 // idemBatch is a batch of n records from producer 5, epoch 0, at seq.
@@ -16,9 +18,9 @@ func idemBatch(n int, seq int32) []byte {
 		vals[i] = []byte{byte(seq), byte(i)}
 	}
 	b := buildBatch(vals, 0, time.Now().UnixMilli())
-	binary.BigEndian.PutUint64(b[offProducerID:], 5)
-	binary.BigEndian.PutUint16(b[offProducerEpoch:], 0)
-	binary.BigEndian.PutUint32(b[offBaseSequence:], uint32(seq))
+	binary.BigEndian.PutUint64(b[log.OffProducerID:], 5)
+	binary.BigEndian.PutUint16(b[log.OffProducerEpoch:], 0)
+	binary.BigEndian.PutUint32(b[log.OffBaseSequence:], uint32(seq))
 	fixCRC(b)
 	return b
 }

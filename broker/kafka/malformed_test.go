@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/log"
 )
 
 func produceReq(version int16, topic string, batch []byte) *kmsg.ProduceRequest {
@@ -71,24 +73,24 @@ func TestMalformedProduceGetsKafkaErrors(t *testing.T) {
 		want    *kerr.Error
 	}{
 		{"bad crc", 7, mut(func(b []byte) []byte { b[len(b)-1] ^= 0xff; return b }), kerr.CorruptMessage},
-		{"magic 1", 7, mut(func(b []byte) []byte { b[offMagic] = 1; fixCRC(b); return b }), kerr.CorruptMessage},
+		{"magic 1", 7, mut(func(b []byte) []byte { b[log.OffMagic] = 1; fixCRC(b); return b }), kerr.CorruptMessage},
 		{"truncated", 7, good[:len(good)-3], kerr.CorruptMessage},
 		{"short header", 7, good[:30], kerr.CorruptMessage},
 		{"trailing garbage", 7, append(append([]byte(nil), good...), 1, 2, 3), kerr.CorruptMessage},
 		{"count vs lastOffsetDelta", 7, mut(func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[offLastOffsetDelta:], 5)
+			binary.BigEndian.PutUint32(b[log.OffLastOffsetDelta:], 5)
 			fixCRC(b)
 			return b
 		}), kerr.InvalidRecord},
 		{"record framing", 7, mut(func(b []byte) []byte {
-			binary.BigEndian.PutUint32(b[offNumRecords:], 3)
-			binary.BigEndian.PutUint32(b[offLastOffsetDelta:], 2)
+			binary.BigEndian.PutUint32(b[log.OffNumRecords:], 3)
+			binary.BigEndian.PutUint32(b[log.OffLastOffsetDelta:], 2)
 			fixCRC(b)
 			return b
 		}), kerr.CorruptMessage},
-		{"unknown codec", 7, mut(func(b []byte) []byte { b[offAttributes+1] = 6; fixCRC(b); return b }), kerr.CorruptMessage},
-		{"zstd before v7", 6, mut(func(b []byte) []byte { b[offAttributes+1] = codecZstd; fixCRC(b); return b }), kerr.UnsupportedCompressionType},
-		{"control batch", 7, mut(func(b []byte) []byte { b[offAttributes+1] |= attrControl; fixCRC(b); return b }), kerr.InvalidRecord},
+		{"unknown codec", 7, mut(func(b []byte) []byte { b[log.OffAttributes+1] = 6; fixCRC(b); return b }), kerr.CorruptMessage},
+		{"zstd before v7", 6, mut(func(b []byte) []byte { b[log.OffAttributes+1] = log.CodecZstd; fixCRC(b); return b }), kerr.UnsupportedCompressionType},
+		{"control batch", 7, mut(func(b []byte) []byte { b[log.OffAttributes+1] |= log.AttrControl; fixCRC(b); return b }), kerr.InvalidRecord},
 		{"too large", 7, buildBatch([][]byte{bytes.Repeat([]byte("x"), 3000)}, 0, time.Now().UnixMilli()), kerr.MessageTooLarge},
 		{"empty", 7, nil, kerr.CorruptMessage},
 	}

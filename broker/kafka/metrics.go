@@ -20,6 +20,10 @@ import (
 //	weir_kafka_topic_records_in_total{topic}       records appended
 //	weir_kafka_topic_bytes_out_total{topic}        record-batch bytes served by Fetch
 //	weir_kafka_topic_produce_errors_total{topic}   partitions of Produce requests answered with an error
+//	weir_kafka_throttled_responses_total{quota}    responses throttled, by the quota that
+//	                                               set their throttle_time_ms
+//	weir_kafka_throttle_seconds_total{quota}       throttle time given (connections muted)
+//	weir_kafka_connections_rejected_total          connections closed over max.connections.per.ip
 //	weir_kafka_partitions                          partitions hosted
 //	weir_kafka_log_size_bytes{topic}               bytes on disk (sampled at scrape)
 type metrics struct {
@@ -28,6 +32,10 @@ type metrics struct {
 	conns          prometheus.Gauge
 	accepted       prometheus.Counter
 	rejectedFrames prometheus.Counter
+	tlsFailures    *prometheus.CounterVec
+	// client quotas and connection limits (quotas.go)
+	throttled, throttleSeconds *prometheus.CounterVec
+	connsRejected              prometheus.Counter
 
 	bytesIn, recordsIn, bytesOut, produceErrors *prometheus.CounterVec
 	partitions                                  prometheus.Gauge
@@ -71,6 +79,22 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: "weir", Subsystem: "kafka", Name: "rejected_requests_total",
 			Help: "Requests that closed their connection: malformed, oversize, unknown API key or version.",
 		}),
+		tlsFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "weir", Subsystem: "kafka", Name: "tls_handshake_failures_total",
+			Help: "TLS handshakes that failed (not TLS, untrusted or expired client certificate, timeout...), by listener.",
+		}, []string{"listener"}),
+		throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "weir", Subsystem: "kafka", Name: "throttled_responses_total",
+			Help: "Responses throttled (throttle_time_ms set, connection muted), by quota: producer_byte_rate, consumer_byte_rate, request_percentage.",
+		}, []string{"quota"}),
+		throttleSeconds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "weir", Subsystem: "kafka", Name: "throttle_seconds_total",
+			Help: "Throttle time given to clients over a quota, by quota.",
+		}, []string{"quota"}),
+		connsRejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "weir", Subsystem: "kafka", Name: "connections_rejected_total",
+			Help: "Connections closed at once because their IP address had max.connections.per.ip open.",
+		}),
 		bytesIn: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "weir", Subsystem: "kafka", Name: "topic_bytes_in_total", Help: "Record-batch bytes appended, by topic.",
 		}, []string{"topic"}),
@@ -99,7 +123,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.latency[key] = lat.WithLabelValues(name)
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{reqs, lat, m.conns, m.accepted, m.rejectedFrames, m.bytesIn, m.recordsIn, m.bytesOut, m.produceErrors, m.partitions, sampledCollector{m.logSize, &m.refreshLogSizes}} {
+		for _, c := range []prometheus.Collector{reqs, lat, m.conns, m.accepted, m.rejectedFrames, m.tlsFailures, m.throttled, m.throttleSeconds, m.connsRejected, m.bytesIn, m.recordsIn, m.bytesOut, m.produceErrors, m.partitions, sampledCollector{m.logSize, &m.refreshLogSizes}} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

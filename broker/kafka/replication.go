@@ -31,18 +31,20 @@ func (s *Server) newReplicaManager() *replica.Manager {
 		}
 	}
 	return replica.NewManager(replica.Config{
-		NodeID:         s.cfg.NodeID,
-		Metadata:       s.meta.Image,
-		Alterer:        alt,
-		LagTime:        lag,
-		FetchMaxWait:   s.cfg.ReplicaFetchMaxWait,
-		Dial:           s.cfg.ReplicaDial,
-		OnLeader:       s.onLeader,
-		OnFollower:     s.onFollower,
-		OnTruncate:     s.onTruncate,
-		OnStorageError: s.storageError,
-		Logger:         s.log.Named("replica"),
-		Now:            s.now,
+		NodeID:           s.cfg.NodeID,
+		Metadata:         s.meta.Image,
+		Alterer:          alt,
+		LagTime:          lag,
+		FetchMaxWait:     s.cfg.ReplicaFetchMaxWait,
+		Dial:             s.cfg.ReplicaDial,
+		TLS:              s.cfg.ReplicaTLS,
+		HandshakeTimeout: s.cfg.HandshakeTimeout,
+		OnLeader:         s.onLeader,
+		OnFollower:       s.onFollower,
+		OnTruncate:       s.onTruncate,
+		OnStorageError:   s.storageError,
+		Logger:           s.log.Named("replica"),
+		Now:              s.now,
 	})
 }
 

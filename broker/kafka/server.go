@@ -2,10 +2,10 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -13,11 +13,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/internal/repeatlog"
 	"weir/broker/log"
 	"weir/broker/log/vfs"
 	"weir/broker/metadata"
+	"weir/broker/quota"
 	"weir/broker/replica"
+	"weir/broker/tlsconf"
 	"weir/broker/topicconfig"
 )
 
@@ -32,6 +35,15 @@ type Config struct {
 	// means the bound listener address (with an unspecified host replaced
 	// by the machine's hostname).
 	AdvertisedAddr string
+	// Listeners are the named listeners (Kafka's listeners); empty means
+	// one PLAINTEXT listener on Addr, advertised as AdvertisedAddr, whose
+	// address is given to every client (the --kafka-addr shorthand).
+	Listeners []Listener
+	// InterBrokerListener is inter.broker.listener.name: its advertised
+	// address is the one other brokers use (registration Host:Port).
+	InterBrokerListener string
+	// HandshakeTimeout bounds a TLS handshake (default 10s).
+	HandshakeTimeout time.Duration
 	// Rack is this broker's rack (broker.rack), nil for none.
 	Rack *string
 
@@ -63,12 +75,21 @@ type Config struct {
 	// ReplicaDial opens this broker's connections to other brokers
 	// (follower fetches); nil is plain TCP. Tests inject faults here.
 	ReplicaDial replica.DialFunc
+	// ReplicaTLS, when set, puts follower fetches under TLS: the
+	// inter-broker listener's TLS side, whose key store is this broker's
+	// client certificate (see replica.Config.TLS).
+	ReplicaTLS *tlsconf.Server
 
 	// OnStorageError gets every error of a write or read of the
 	// partition logs and producer-state snapshots (appends, follower
 	// appends, fetch reads), so the broker can tell a full or failing log
 	// directory (broker/logdir); nil: ignored.
 	OnStorageError func(err error)
+
+	// Authorizer, when set, enforces the ACLs of the metadata
+	// (authorizer.class.name); nil allows everything and answers the ACL
+	// requests with SECURITY_DISABLED. See authz.go.
+	Authorizer *acl.Authorizer
 
 	// Logger receives the server's logs (nil: none).
 	Logger *zap.Logger
@@ -110,7 +131,7 @@ func (c *Config) validate() error {
 	case c.MaxRequestBytes < minRequestSize:
 		return fmt.Errorf("kafka: socket.request.max.bytes %d too small", c.MaxRequestBytes)
 	}
-	return nil
+	return c.validateListeners()
 }
 
 // Server is a Kafka protocol server for one broker node.
@@ -137,8 +158,15 @@ type Server struct {
 	ctx    context.Context // cancelled at shutdown: long polls return
 	cancel context.CancelFunc
 
-	ln         net.Listener
+	bound      []*boundListener
 	advertised metadata.Broker
+
+	// quotas and connLimit enforce client quotas and connection limits
+	// (quotas.go); stopAccept ends waits for a connection slot.
+	quotas     *quota.Quotas
+	connLimit  *quota.ConnLimiter
+	acceptCtx  context.Context
+	stopAccept context.CancelFunc
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -184,45 +212,59 @@ func New(cfg Config) (*Server, error) {
 	if s.fs = cfg.FS; s.fs == nil {
 		s.fs = vfs.OS
 	}
+	s.acceptCtx, s.stopAccept = context.WithCancel(ctx)
+	if err := s.startQuotas(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
 	s.replicas = s.newReplicaManager()
 	// Follow the metadata: register first, then load, so no change is
 	// missed (sync is idempotent).
 	s.parts = &partitionTable{s: s}
 	s.meta.Watch(func(c metadata.Change) { s.parts.sync(c.After, true) })
 	s.parts.sync(s.meta.Image(), false)
+	s.followACLs()
 	refresh := s.parts.sampleLogSizes
 	m.refreshLogSizes.Store(&refresh)
 	s.warnOrphanLogs()
 	return s, nil
 }
 
-// Start listens on cfg.Addr, registers this broker (with its advertised
-// address) in the metadata, and serves connections in the background.
-func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("kafka: listen on %s: %w", s.cfg.Addr, err)
-	}
-	return s.Serve(ln)
+// Start listens on every listener, registers this broker (with its
+// advertised endpoints) in the metadata, and serves connections in the
+// background.
+func (s *Server) Start() error { return s.serve(s.cfg.listeners()) }
+
+// Serve is Start with the (single) listener already bound: the --kafka-addr
+// shorthand or, with cfg.Listeners, its first listener. It returns once
+// serving began.
+func (s *Server) Serve(ln net.Listener) error {
+	ls := append([]Listener(nil), s.cfg.listeners()...)
+	ls[0].Listener = ln
+	return s.serve(ls)
 }
 
-// Serve is Start on an existing listener; it returns once serving began.
-func (s *Server) Serve(ln net.Listener) error {
-	adv, err := advertisedBroker(s.cfg, ln.Addr())
+func (s *Server) serve(ls []Listener) error {
+	bound, err := s.bind(ls)
 	if err != nil {
-		ln.Close()
 		return err
 	}
+	s.bound = bound
+	adv := s.registration()
 	if err := s.meta.RegisterBroker(s.ctx, adv); err != nil {
-		ln.Close()
+		for _, b := range bound {
+			b.ln.Close()
+		}
 		return fmt.Errorf("kafka: registering broker %d: %w", s.cfg.NodeID, err)
 	}
-	s.ln = ln
 	s.advertised = adv
-	s.acceptWG.Add(1)
-	go s.acceptLoop()
-	s.log.Info("kafka listener started", zap.String("kafka_addr", ln.Addr().String()),
-		zap.String("advertised", net.JoinHostPort(adv.Host, strconv.Itoa(int(adv.Port)))), zap.Int32("node_id", s.cfg.NodeID))
+	for _, b := range bound {
+		s.acceptWG.Add(1)
+		go s.acceptLoop(b)
+		s.log.Info("kafka listener started", zap.String("listener", b.cfg.Name), zap.String("security_protocol", b.cfg.Protocol),
+			zap.String("kafka_addr", b.ln.Addr().String()),
+			zap.String("advertised", net.JoinHostPort(b.adv.Host, strconv.Itoa(int(b.adv.Port)))), zap.Int32("node_id", s.cfg.NodeID))
+	}
 	return nil
 }
 
@@ -257,44 +299,20 @@ func (s *Server) BrokerConfig() *topicconfig.Broker { return s.cfg.BrokerConfig 
 // Metadata returns the metadata store the server serves.
 func (s *Server) Metadata() metadata.Store { return s.meta }
 
-// Addr returns the bound listener address (nil before Start).
+// Addr returns the bound address of the first listener (nil before
+// Start); see ListenerAddrs for all.
 func (s *Server) Addr() net.Addr {
-	if s.ln == nil {
+	if len(s.bound) == 0 {
 		return nil
 	}
-	return s.ln.Addr()
+	return s.bound[0].ln.Addr()
 }
 
-func advertisedBroker(cfg Config, bound net.Addr) (metadata.Broker, error) {
-	addr := cfg.AdvertisedAddr
-	if addr == "" {
-		addr = bound.String()
-	}
-	host, portStr, err := net.SplitHostPort(addr)
-	if err != nil {
-		return metadata.Broker{}, fmt.Errorf("kafka: advertised address %q: %w", addr, err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil || port <= 0 || port > 65535 {
-		if tcp, ok := bound.(*net.TCPAddr); ok && cfg.AdvertisedAddr != "" && portStr == "0" {
-			port = tcp.Port
-		} else {
-			return metadata.Broker{}, fmt.Errorf("kafka: advertised address %q: bad port", addr)
-		}
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		if host, err = os.Hostname(); err != nil {
-			return metadata.Broker{}, fmt.Errorf("kafka: listener %s is on all interfaces and the hostname is unknown (%v): set the advertised address", bound, err)
-		}
-	}
-	return metadata.Broker{NodeID: cfg.NodeID, Host: host, Port: int32(port), Rack: cfg.Rack}, nil
-}
-
-func (s *Server) acceptLoop() {
+func (s *Server) acceptLoop(l *boundListener) {
 	defer s.acceptWG.Done()
 	var backoff time.Duration
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) || s.ctx.Err() != nil {
 				return
@@ -317,11 +335,19 @@ func (s *Server) acceptLoop() {
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
-		c := newConn(s, nc)
+		ip, admitted := s.admit(s.acceptCtx, l, nc)
+		if !admitted {
+			continue
+		}
+		if l.tlsCfg != nil {
+			nc = tls.Server(nc, l.tlsCfg)
+		}
+		c := newConn(s, l, nc)
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			nc.Close()
+			s.releaseConn(ip, admitted)
 			return
 		}
 		s.conns[c] = struct{}{}
@@ -330,6 +356,7 @@ func (s *Server) acceptLoop() {
 		go func() {
 			defer s.connWG.Done()
 			c.serve()
+			s.releaseConn(ip, admitted)
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
@@ -351,8 +378,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	if first && s.ln != nil {
-		s.ln.Close()
+	if first {
+		s.stopAccept()
+		for _, l := range s.bound {
+			l.ln.Close()
+		}
 	}
 	s.acceptWG.Wait()
 	// Stop reading: the read loops see a deadline error and exit; the

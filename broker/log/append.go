@@ -144,14 +144,14 @@ func (l *Log) appendLocked(b []byte, hs []BatchHeader, epoch int32, keep bool) (
 			next = h.BaseOffset
 		} else {
 			binary.BigEndian.PutUint64(bb, uint64(next))
-			binary.BigEndian.PutUint32(bb[offEpoch:], uint32(epoch))
+			binary.BigEndian.PutUint32(bb[OffEpoch:], uint32(epoch))
 			h.BaseOffset, h.PartitionLeaderEpoch = next, epoch
 		}
 		if cfg.LogAppendTime && !keep {
-			h.Attributes |= attrLogAppendTime
+			h.Attributes |= AttrLogAppendTime
 			h.MaxTimestamp = now
-			binary.BigEndian.PutUint16(bb[offAttributes:], uint16(h.Attributes))
-			binary.BigEndian.PutUint64(bb[offMaxTimestamp:], uint64(now))
+			binary.BigEndian.PutUint16(bb[OffAttributes:], uint16(h.Attributes))
+			binary.BigEndian.PutUint64(bb[OffMaxTimestamp:], uint64(now))
 			setCRC(bb)
 			info.LogAppendTime = now
 		}

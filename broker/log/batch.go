@@ -6,7 +6,9 @@ import (
 	"hash/crc32"
 )
 
-// Record batch v2 layout (big-endian), 61-byte header then records:
+// Record batch v2 layout (big-endian), 61-byte header then records. This
+// is weir's one definition of it: broker/kafka (Produce validation) and
+// broker/txn use these names.
 //
 //	off  size field
 //	  0     8 baseOffset            (stamped by the log)
@@ -24,33 +26,34 @@ import (
 //	 57     4 numRecords
 //	 61       records (compressed as a whole if the codec bits are set)
 const (
-	batchHeaderSize    = 61
-	offLength          = 8
-	offEpoch           = 12
-	offMagic           = 16
-	offCRC             = 17
-	offAttributes      = 21
-	offLastOffsetDelta = 23
-	offFirstTimestamp  = 27
-	offMaxTimestamp    = 35
-	offProducerID      = 43
-	offProducerEpoch   = 51
-	offBaseSequence    = 53
-	offNumRecords      = 57
-	// lengthFieldEnd is the size of baseOffset+length: a batch occupies
-	// lengthFieldEnd+Length bytes.
-	lengthFieldEnd = 12
+	BatchHeaderSize    = 61
+	OffLength          = 8
+	OffEpoch           = 12
+	OffMagic           = 16
+	OffCRC             = 17
+	OffAttributes      = 21
+	OffLastOffsetDelta = 23
+	OffFirstTimestamp  = 27
+	OffMaxTimestamp    = 35
+	OffProducerID      = 43
+	OffProducerEpoch   = 51
+	OffBaseSequence    = 53
+	OffNumRecords      = 57
+	// LengthFieldEnd is the size of baseOffset+length: a batch occupies
+	// LengthFieldEnd+Length bytes. The Off names are the byte offsets of
+	// the header's fields.
+	LengthFieldEnd = 12
 	// maxBatchLength bounds the length field so a corrupt header cannot make
 	// a reader allocate gigabytes.
-	maxBatchLength = 1<<30 - lengthFieldEnd
+	maxBatchLength = 1<<30 - LengthFieldEnd
 )
 
-// Attribute bits.
+// Attribute bits (AttrCodecMask selects a Codec constant).
 const (
-	attrCodecMask     = 0x07
-	attrLogAppendTime = 0x08
-	attrTransactional = 0x10
-	attrControl       = 0x20
+	AttrCodecMask     = 0x07
+	AttrLogAppendTime = 0x08
+	AttrTransactional = 0x10
+	AttrControl       = 0x20
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -76,43 +79,50 @@ type BatchHeader struct {
 func (h BatchHeader) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
 
 // Size is the number of bytes the whole batch occupies.
-func (h BatchHeader) Size() int64 { return lengthFieldEnd + int64(h.Length) }
+func (h BatchHeader) Size() int64 { return LengthFieldEnd + int64(h.Length) }
 
 // Codec is the compression codec (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
-func (h BatchHeader) Codec() int8 { return int8(h.Attributes & attrCodecMask) }
+func (h BatchHeader) Codec() int8 { return int8(h.Attributes & AttrCodecMask) }
 
 // IsControl reports a control batch (transaction markers).
-func (h BatchHeader) IsControl() bool { return h.Attributes&attrControl != 0 }
+func (h BatchHeader) IsControl() bool { return h.Attributes&AttrControl != 0 }
 
 // IsTransactional reports a transactional batch.
-func (h BatchHeader) IsTransactional() bool { return h.Attributes&attrTransactional != 0 }
+func (h BatchHeader) IsTransactional() bool { return h.Attributes&AttrTransactional != 0 }
+
+// ReadBatchHeader decodes the 61-byte header at the start of b without
+// checking it; b must hold BatchHeaderSize bytes (ParseBatchHeader checks).
+func ReadBatchHeader(b []byte) BatchHeader {
+	_ = b[BatchHeaderSize-1]
+	return BatchHeader{
+		BaseOffset:           int64(binary.BigEndian.Uint64(b[0:])),
+		Length:               int32(binary.BigEndian.Uint32(b[OffLength:])),
+		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(b[OffEpoch:])),
+		Magic:                int8(b[OffMagic]),
+		CRC:                  binary.BigEndian.Uint32(b[OffCRC:]),
+		Attributes:           int16(binary.BigEndian.Uint16(b[OffAttributes:])),
+		LastOffsetDelta:      int32(binary.BigEndian.Uint32(b[OffLastOffsetDelta:])),
+		FirstTimestamp:       int64(binary.BigEndian.Uint64(b[OffFirstTimestamp:])),
+		MaxTimestamp:         int64(binary.BigEndian.Uint64(b[OffMaxTimestamp:])),
+		ProducerID:           int64(binary.BigEndian.Uint64(b[OffProducerID:])),
+		ProducerEpoch:        int16(binary.BigEndian.Uint16(b[OffProducerEpoch:])),
+		BaseSequence:         int32(binary.BigEndian.Uint32(b[OffBaseSequence:])),
+		NumRecords:           int32(binary.BigEndian.Uint32(b[OffNumRecords:])),
+	}
+}
 
 // ParseBatchHeader parses and sanity-checks the 61-byte header at the start of
 // b. It returns an error wrapping ErrCorruptBatch (never panics) when b is
 // short or the header is impossible. It does not check the CRC.
 func ParseBatchHeader(b []byte) (BatchHeader, error) {
-	if len(b) < batchHeaderSize {
-		return BatchHeader{}, fmt.Errorf("%w: %d bytes, need a %d-byte header", ErrCorruptBatch, len(b), batchHeaderSize)
+	if len(b) < BatchHeaderSize {
+		return BatchHeader{}, fmt.Errorf("%w: %d bytes, need a %d-byte header", ErrCorruptBatch, len(b), BatchHeaderSize)
 	}
-	h := BatchHeader{
-		BaseOffset:           int64(binary.BigEndian.Uint64(b[0:])),
-		Length:               int32(binary.BigEndian.Uint32(b[offLength:])),
-		PartitionLeaderEpoch: int32(binary.BigEndian.Uint32(b[offEpoch:])),
-		Magic:                int8(b[offMagic]),
-		CRC:                  binary.BigEndian.Uint32(b[offCRC:]),
-		Attributes:           int16(binary.BigEndian.Uint16(b[offAttributes:])),
-		LastOffsetDelta:      int32(binary.BigEndian.Uint32(b[offLastOffsetDelta:])),
-		FirstTimestamp:       int64(binary.BigEndian.Uint64(b[offFirstTimestamp:])),
-		MaxTimestamp:         int64(binary.BigEndian.Uint64(b[offMaxTimestamp:])),
-		ProducerID:           int64(binary.BigEndian.Uint64(b[offProducerID:])),
-		ProducerEpoch:        int16(binary.BigEndian.Uint16(b[offProducerEpoch:])),
-		BaseSequence:         int32(binary.BigEndian.Uint32(b[offBaseSequence:])),
-		NumRecords:           int32(binary.BigEndian.Uint32(b[offNumRecords:])),
-	}
+	h := ReadBatchHeader(b)
 	switch {
 	case h.Magic != 2:
 		return h, fmt.Errorf("%w: magic %d, want 2", ErrCorruptBatch, h.Magic)
-	case h.Length < batchHeaderSize-lengthFieldEnd || h.Length > maxBatchLength:
+	case h.Length < BatchHeaderSize-LengthFieldEnd || h.Length > maxBatchLength:
 		return h, fmt.Errorf("%w: length %d out of range", ErrCorruptBatch, h.Length)
 	case h.BaseOffset < 0:
 		return h, fmt.Errorf("%w: negative base offset %d", ErrCorruptBatch, h.BaseOffset)
@@ -125,7 +135,7 @@ func ParseBatchHeader(b []byte) (BatchHeader, error) {
 }
 
 // batchCRC computes the CRC32C a batch's header should carry.
-func batchCRC(batch []byte) uint32 { return crc32.Checksum(batch[offAttributes:], castagnoli) }
+func batchCRC(batch []byte) uint32 { return crc32.Checksum(batch[OffAttributes:], castagnoli) }
 
 // ParseBatch parses the header of the batch at the start of b, checks that b
 // holds the whole batch and that its CRC32C matches, and returns the header.
@@ -146,7 +156,7 @@ func ParseBatch(b []byte) (BatchHeader, error) {
 
 // setCRC recomputes and stores the CRC of a whole batch.
 func setCRC(batch []byte) {
-	binary.BigEndian.PutUint32(batch[offCRC:], batchCRC(batch))
+	binary.BigEndian.PutUint32(batch[OffCRC:], batchCRC(batch))
 }
 
 // splitBatches validates that b is a sequence of whole, CRC-valid batches

@@ -345,11 +345,11 @@ func rebuildBatch(orig []byte, h BatchHeader, keep []rawRecord) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	nb := make([]byte, batchHeaderSize, batchHeaderSize+len(recs))
-	copy(nb, orig[:batchHeaderSize])
+	nb := make([]byte, BatchHeaderSize, BatchHeaderSize+len(recs))
+	copy(nb, orig[:BatchHeaderSize])
 	nb = append(nb, recs...)
-	binary.BigEndian.PutUint32(nb[offLength:], uint32(len(nb)-lengthFieldEnd))
-	binary.BigEndian.PutUint32(nb[offNumRecords:], uint32(len(keep)))
+	binary.BigEndian.PutUint32(nb[OffLength:], uint32(len(nb)-LengthFieldEnd))
+	binary.BigEndian.PutUint32(nb[OffNumRecords:], uint32(len(keep)))
 	setCRC(nb)
 	return nb, nil
 }

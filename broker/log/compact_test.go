@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"weir/broker/log/vfs"
+	"weir/internal/testkit"
 )
 
 // latestByKey reads the whole log and returns key -> (value, offset) of the
@@ -58,7 +59,7 @@ func latestByKey(t *testing.T, l *Log) (map[string]string, map[string]int64, int
 }
 
 func TestCompactionKeepsLatestAndOffsets(t *testing.T) {
-	for _, codec := range []int8{codecNone, codecGzip, codecSnappy, codecLZ4, codecZstd} {
+	for _, codec := range []int8{CodecNone, CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
 		t.Run(fmt.Sprint("codec", codec), func(t *testing.T) {
 			clk := newClock()
 			cfg := DefaultConfig()
@@ -199,7 +200,7 @@ func TestCompactionConcurrentAppendsAndReaders(t *testing.T) {
 		}
 	}()
 	passes := 0
-	waitFor(t, 20*time.Second, func() error {
+	testkit.CheckFor(t, 20*time.Second, func() error {
 		st, err := l.Compact()
 		if err != nil {
 			return err

@@ -16,11 +16,11 @@ import (
 
 // Codecs (attribute bits 0-2).
 const (
-	codecNone   = 0
-	codecGzip   = 1
-	codecSnappy = 2
-	codecLZ4    = 3
-	codecZstd   = 4
+	CodecNone   = 0
+	CodecGzip   = 1
+	CodecSnappy = 2
+	CodecLZ4    = 3
+	CodecZstd   = 4
 )
 
 // maxDecompressed bounds the decompressed size of one batch.
@@ -56,15 +56,15 @@ func readAllLimited(r io.Reader) ([]byte, error) {
 // decompress returns the uncompressed records of a batch.
 func decompress(codec int8, src []byte) ([]byte, error) {
 	switch codec {
-	case codecNone:
+	case CodecNone:
 		return src, nil
-	case codecGzip:
+	case CodecGzip:
 		r, err := gzip.NewReader(bytes.NewReader(src))
 		if err != nil {
 			return nil, err
 		}
 		return readAllLimited(r)
-	case codecSnappy:
+	case CodecSnappy:
 		if bytes.HasPrefix(src, xerialMagic) && len(src) >= 16 {
 			var out []byte
 			for p := src[16:]; len(p) > 0; {
@@ -91,9 +91,9 @@ func decompress(codec int8, src []byte) ([]byte, error) {
 			return nil, fmt.Errorf("snappy: bad block: %v", err)
 		}
 		return s2.Decode(nil, src)
-	case codecLZ4:
+	case CodecLZ4:
 		return readAllLimited(lz4.NewReader(bytes.NewReader(src)))
-	case codecZstd:
+	case CodecZstd:
 		d, _ := zstdCodecs()
 		return d.DecodeAll(src, nil)
 	}
@@ -104,9 +104,9 @@ func decompress(codec int8, src []byte) ([]byte, error) {
 // as the Java client does, which every client reads).
 func compress(codec int8, src []byte) ([]byte, error) {
 	switch codec {
-	case codecNone:
+	case CodecNone:
 		return src, nil
-	case codecGzip:
+	case CodecGzip:
 		var buf bytes.Buffer
 		w := gzip.NewWriter(&buf)
 		if _, err := w.Write(src); err != nil {
@@ -116,7 +116,7 @@ func compress(codec int8, src []byte) ([]byte, error) {
 			return nil, err
 		}
 		return buf.Bytes(), nil
-	case codecSnappy:
+	case CodecSnappy:
 		out := append([]byte(nil), xerialMagic...)
 		out = binary.BigEndian.AppendUint32(out, 1) // version
 		out = binary.BigEndian.AppendUint32(out, 1) // min compatible
@@ -129,7 +129,7 @@ func compress(codec int8, src []byte) ([]byte, error) {
 			p = p[n:]
 		}
 		return out, nil
-	case codecLZ4:
+	case CodecLZ4:
 		var buf bytes.Buffer
 		w := lz4.NewWriter(&buf)
 		if _, err := w.Write(src); err != nil {
@@ -139,7 +139,7 @@ func compress(codec int8, src []byte) ([]byte, error) {
 			return nil, err
 		}
 		return buf.Bytes(), nil
-	case codecZstd:
+	case CodecZstd:
 		_, e := zstdCodecs()
 		return e.EncodeAll(src, nil), nil
 	}
@@ -158,7 +158,7 @@ func batchRecords(batch []byte, h BatchHeader) ([]rawRecord, error) {
 	if int64(len(batch)) < h.Size() {
 		return nil, fmt.Errorf("%w: short batch", ErrCorruptBatch)
 	}
-	recs, err := decompress(h.Codec(), batch[batchHeaderSize:h.Size()])
+	recs, err := decompress(h.Codec(), batch[BatchHeaderSize:h.Size()])
 	if err != nil {
 		return nil, fmt.Errorf("%w: batch at offset %d: decompress: %w", ErrCorruptBatch, h.BaseOffset, err)
 	}

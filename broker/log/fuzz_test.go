@@ -14,13 +14,13 @@ import (
 func FuzzParseBatch(f *testing.F) {
 	f.Add(valueBatch(f, 3, 10, 1000))
 	f.Add(keyBatch(f, 5, "k", "v", "k2", "<nil>"))
-	for _, codec := range []int8{codecGzip, codecSnappy, codecLZ4, codecZstd} {
+	for _, codec := range []int8{CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
 		f.Add(buildBatch(f, 7, codec, []rec{{Key: []byte("a"), Value: []byte("bbbbbbbb")}, {Key: []byte("c")}}))
 	}
 	f.Add(make([]byte, 61))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := ParseBatchHeader(b)
-		if err == nil && (h.Magic != 2 || h.Size() < batchHeaderSize) {
+		if err == nil && (h.Magic != 2 || h.Size() < BatchHeaderSize) {
 			t.Fatalf("accepted header %+v", h)
 		}
 		if h2, err := ParseBatch(b); err == nil {

@@ -35,7 +35,7 @@ func buildBatch(t testing.TB, firstTs int64, codec int8, recs []rec) []byte {
 		raw = append(raw, encodeRecord(kmsg.Record{TimestampDelta64: r.TsDelta, OffsetDelta: int32(i), Key: r.Key, Value: r.Value})...)
 		maxTs = max(maxTs, firstTs+r.TsDelta)
 	}
-	if codec != codecNone {
+	if codec != CodecNone {
 		c, err := compress(codec, raw)
 		if err != nil {
 			t.Fatal(err)
@@ -47,7 +47,7 @@ func buildBatch(t testing.TB, firstTs int64, codec int8, recs []rec) []byte {
 		FirstTimestamp: firstTs, MaxTimestamp: maxTs, ProducerID: -1, ProducerEpoch: -1,
 		FirstSequence: -1, NumRecords: int32(len(recs)), Records: raw,
 	}
-	rb.Length = int32(batchHeaderSize - lengthFieldEnd + len(raw))
+	rb.Length = int32(BatchHeaderSize - LengthFieldEnd + len(raw))
 	b := rb.AppendTo(nil)
 	setCRC(b)
 	return b
@@ -62,7 +62,7 @@ func valueBatch(t testing.TB, n, valueSize int, ts int64) []byte {
 		binary.BigEndian.PutUint32(v, uint32(i))
 		recs[i] = rec{Value: v, TsDelta: int64(i)}
 	}
-	return buildBatch(t, ts, codecNone, recs)
+	return buildBatch(t, ts, CodecNone, recs)
 }
 
 // keyBatch builds one record per key (value "k=v@tag"), nil value for tombstones.
@@ -76,7 +76,7 @@ func keyBatch(t testing.TB, ts int64, kv ...string) []byte {
 		}
 		recs = append(recs, r)
 	}
-	return buildBatch(t, ts, codecNone, recs)
+	return buildBatch(t, ts, CodecNone, recs)
 }
 
 type fakeClock struct {
@@ -150,22 +150,6 @@ func readAll(t testing.TB, l *Log, from int64) []BatchHeader {
 		}
 	}
 	return out
-}
-
-// waitFor polls cond until it returns nil or the deadline passes.
-func waitFor(t testing.TB, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %v: %v", timeout, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 var errNotYet = errors.New("not yet")

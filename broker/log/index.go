@@ -91,7 +91,7 @@ func validateOffsetIndex(idx []byte, logSize int64, maxRel int64) error {
 		if int64(rel) > maxRel {
 			return fmt.Errorf("%w: offset index entry %d offset %d beyond the segment", ErrCorruptIndex, i, rel)
 		}
-		if int64(pos)+batchHeaderSize > logSize {
+		if int64(pos)+BatchHeaderSize > logSize {
 			return fmt.Errorf("%w: offset index entry %d position %d beyond log size %d", ErrCorruptIndex, i, pos, logSize)
 		}
 		lastRel, lastPos = rel, pos

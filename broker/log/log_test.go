@@ -124,7 +124,7 @@ func TestAppendRejectsCorruptBatch(t *testing.T) {
 		t.Fatalf("corrupt append wrote something: LEO %d size %d", l.EndOffset(), l.Size())
 	}
 	magic := append([]byte(nil), good...)
-	magic[offMagic] = 1
+	magic[OffMagic] = 1
 	if _, err := l.Append(magic, 0); !errors.Is(err, ErrCorruptBatch) {
 		t.Fatalf("magic 1: %v", err)
 	}

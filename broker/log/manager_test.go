@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"weir/broker/log/vfs"
+	"weir/internal/testkit"
 )
 
 func TestParsePartitionDir(t *testing.T) {
@@ -58,7 +59,7 @@ func TestManagerLifecycle(t *testing.T) {
 		mustAppend(t, c, keyBatch(t, clk.Ms(), "k", fmt.Sprint(i)))
 	}
 	// The cleaner compacts in the background.
-	waitFor(t, 10*time.Second, func() error {
+	testkit.CheckFor(t, 10*time.Second, func() error {
 		c.mu.RLock()
 		inActive := int(c.leo - c.active().base)
 		c.mu.RUnlock()
@@ -70,7 +71,7 @@ func TestManagerLifecycle(t *testing.T) {
 	// Retention runs in the background once data expires.
 	segs := a.NumSegments()
 	clk.Add(2 * time.Hour)
-	waitFor(t, 10*time.Second, func() error {
+	testkit.CheckFor(t, 10*time.Second, func() error {
 		if a.NumSegments() >= segs || a.StartOffset() == 0 {
 			return fmt.Errorf("retention has not run: %d segments, start %d", a.NumSegments(), a.StartOffset())
 		}
@@ -108,7 +109,7 @@ func TestManagerFlushMs(t *testing.T) {
 	cfg.FlushMs = 10 * time.Millisecond
 	l, _ := m.Open("t", 0, cfg)
 	mustAppend(t, l, valueBatch(t, 3, 10, 1))
-	waitFor(t, 10*time.Second, func() error {
+	testkit.CheckFor(t, 10*time.Second, func() error {
 		if l.RecoveryPoint() != l.EndOffset() {
 			return errNotYet
 		}

@@ -140,7 +140,7 @@ func (l *Log) findBatch(v *segView, offset int64) (pos int64, h BatchHeader, fou
 	}
 	entryRel, start, indexed := lookupOffset(v.idx, uint32(rel))
 	for attempt := 0; ; attempt++ {
-		sc := newScanner(v.h.f, start, v.size, 4<<10+batchHeaderSize)
+		sc := newScanner(v.h.f, start, v.size, 4<<10+BatchHeaderSize)
 		sc.minBase = v.seg.base
 		v.sc = sc
 		for first := true; ; first = false {
@@ -241,7 +241,7 @@ func (l *Log) extend(v *segView, pos int64, first BatchHeader, maxBytes int32, m
 	}
 	sc := v.sc
 	if sc == nil {
-		sc = newScanner(v.h.f, end, v.size, 4<<10+batchHeaderSize)
+		sc = newScanner(v.h.f, end, v.size, 4<<10+BatchHeaderSize)
 	}
 	sc.pos, sc.minBase = end, -1
 	for {

@@ -296,7 +296,7 @@ func (l *Log) loadActiveClean(s *segment) error {
 		}
 	}
 	if s.size > 0 {
-		var hb [batchHeaderSize]byte
+		var hb [BatchHeaderSize]byte
 		if _, err := f.ReadAt(hb[:], 0); err != nil {
 			return err
 		}

@@ -93,7 +93,7 @@ func stamp(b []byte, base int64, epoch int32) {
 		b[i] = byte(uint64(base) >> (56 - 8*i))
 	}
 	for i := 0; i < 4; i++ {
-		b[offEpoch+i] = byte(uint32(epoch) >> (24 - 8*i))
+		b[OffEpoch+i] = byte(uint32(epoch) >> (24 - 8*i))
 	}
 }
 

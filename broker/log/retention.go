@@ -426,7 +426,7 @@ func (l *Log) timestampInSegment(v *segView, ts, logStart int64) (int64, int64, 
 			continue
 		}
 		off, t := h.BaseOffset, h.MaxTimestamp
-		if h.Attributes&attrLogAppendTime == 0 {
+		if h.Attributes&AttrLogAppendTime == 0 {
 			if recs, err := batchRecords(body, h); err == nil {
 				for _, r := range recs {
 					rts := h.FirstTimestamp + r.rec.TimestampDelta64

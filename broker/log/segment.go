@@ -118,10 +118,10 @@ func (s *batchScanner) next() (h BatchHeader, pos int64, body []byte, err error)
 	if pos >= s.end {
 		return h, pos, nil, io.EOF
 	}
-	if s.end-pos < batchHeaderSize {
+	if s.end-pos < BatchHeaderSize {
 		return h, pos, nil, fmt.Errorf("%w: %d trailing bytes at position %d", ErrCorruptBatch, s.end-pos, pos)
 	}
-	hb, err := s.window(pos, batchHeaderSize)
+	hb, err := s.window(pos, BatchHeaderSize)
 	if err != nil {
 		return h, pos, nil, readError("reading header", pos, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"weir/broker/log"
 	"weir/broker/log/vfs"
 	"weir/broker/metadata"
+	"weir/internal/testkit"
 )
 
 func TestClassify(t *testing.T) {
@@ -63,21 +64,6 @@ func (s *states) String() string {
 	return fmt.Sprint(out)
 }
 
-func waitState(t *testing.T, m *Monitor, want metadata.StorageState) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st, _ := m.State()
-		if st == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("state %q, want %q", st, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // A real full disk: the write's ENOSPC makes the directory full; probes
 // fail while it is; freeing space makes it writable again within a probe
 // interval. An I/O error then makes it failed for good.
@@ -104,12 +90,22 @@ func TestMonitorFullThenWritableThenFailed(t *testing.T) {
 	if st, _ := m.State(); st != metadata.StorageFull {
 		t.Fatalf("left the full state with the disk full: %q", st)
 	}
-	if _, err := os.Stat(filepath.Join(fs.Dir, ProbeFile)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a failed probe left its file: %v", err)
-	}
+	// A probe may be in flight (every 20 ms it creates its file, fails and
+	// removes it): polled, so only a file left behind fails.
+	testkit.CheckFor(t, 5*time.Second, func() error {
+		if _, err := os.Stat(filepath.Join(fs.Dir, ProbeFile)); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("a failed probe left its file: %v", err)
+		}
+		return nil
+	})
 	os.Remove(filepath.Join(fs.Dir, "x"))
 	fs.Free()
-	waitState(t, m, metadata.StorageOK)
+	testkit.CheckFor(t, 10*time.Second, func() error {
+		if st, _ := m.State(); st != metadata.StorageOK {
+			return fmt.Errorf("state %q, want %q", st, metadata.StorageOK)
+		}
+		return nil
+	})
 	if _, err := os.Stat(filepath.Join(fs.Dir, ProbeFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the probe left its file: %v", err)
 	}

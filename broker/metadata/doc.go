@@ -6,8 +6,11 @@
 // The metadata is a state machine. Every change is a Record (InitCluster,
 // RegisterBroker, CreateTopic, DeleteTopic, CreatePartitions,
 // AlterTopicConfig, ChangePartition — a partition's leader, leader epoch,
-// ISR and partition epoch — and FenceBroker); Image.Apply validates a
-// record against the current image and returns the next image without
+// ISR and partition epoch — FenceBroker, CreateACLs/DeleteACLs (ACLs
+// with their ids, acls.go), ClientQuota: one quota value of a user /
+// client-id entity, quota.go, and UserScramCredential, a user's salted
+// SCRAM credential for one mechanism or its removal, scram.go); Image.Apply
+// validates a record against the current image and returns the next image without
 // doing any I/O. The Build* functions decide records from requests
 // (replica assignment over the live brokers, ISR changes checked against
 // the leader and partition epochs), so the single-node store and the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -263,7 +264,8 @@ func (s *FileStore) RegisterBroker(ctx context.Context, b Broker) error {
 // SameRegistration reports whether a and b are the same registration
 // (address, rack, fencing and storage state).
 func SameRegistration(a, b Broker) bool {
-	return a.NodeID == b.NodeID && a.Host == b.Host && a.Port == b.Port && eqRack(a.Rack, b.Rack) && a.Fenced == b.Fenced && a.Storage == b.Storage
+	return a.NodeID == b.NodeID && a.Host == b.Host && a.Port == b.Port && eqRack(a.Rack, b.Rack) && a.Fenced == b.Fenced && a.Storage == b.Storage &&
+		slices.Equal(a.Endpoints, b.Endpoints)
 }
 
 func eqRack(a, b *string) bool {

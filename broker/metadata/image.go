@@ -14,12 +14,41 @@ type Broker struct {
 	Host   string  `json:"host"`
 	Port   int32   `json:"port"`
 	Rack   *string `json:"rack,omitempty"`
+	// Endpoints are the advertised endpoints of the broker's listeners
+	// (listener name, security protocol, host, port). Host and Port are
+	// the inter-broker listener's. A registration without endpoints (from
+	// before listeners had names) serves Host:Port to every listener.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
 	// Fenced brokers lead nothing and are not shown to clients; the
 	// controller fences a broker that stops heartbeating.
 	Fenced bool `json:"fenced,omitempty"`
 	// Storage is what the broker's log directory can do, as the broker
 	// last reported it: "" (writable), StorageFull or StorageFailed.
 	Storage StorageState `json:"storage,omitempty"`
+}
+
+// Endpoint is one advertised listener of a broker.
+type Endpoint struct {
+	Listener string `json:"listener"`
+	Protocol string `json:"protocol"`
+	Host     string `json:"host"`
+	Port     int32  `json:"port"`
+}
+
+// Endpoint returns the broker's advertised host and port on listener: the
+// endpoint of that name, or Host:Port for a registration without
+// endpoints. ok is false when the broker has no such listener (Kafka then
+// leaves the broker out of the answers given on that listener).
+func (b Broker) Endpoint(listener string) (host string, port int32, ok bool) {
+	if len(b.Endpoints) == 0 {
+		return b.Host, b.Port, true
+	}
+	for _, e := range b.Endpoints {
+		if e.Listener == listener {
+			return e.Host, e.Port, true
+		}
+	}
+	return "", 0, false
 }
 
 // StorageState is the state of a broker's log directory, reported by the
@@ -75,6 +104,9 @@ type Image struct {
 	brokers   map[int32]Broker
 	topics    map[string]*Topic
 	byID      map[UUID]*Topic
+	acls      map[UUID]ACL
+	quotas    map[string]QuotaEntry // client quotas by quotaKey
+	scram     scramUsers
 }
 
 // ClusterID returns the cluster id, "" before InitCluster.
@@ -177,6 +209,9 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		brokers:   im.brokers,
 		topics:    im.topics,
 		byID:      im.byID,
+		acls:      im.acls,
+		quotas:    im.quotas,
+		scram:     im.scram,
 	}
 	switch r.Type {
 	case TypeInitCluster:
@@ -274,6 +309,18 @@ func (im *Image) Apply(r Record) (*Image, error) {
 			return nil, fmt.Errorf("%w: producer ids below %d reserved, asked to move back to %d", ErrCorruptRecord, im.nextPID, r.ProducerIDs.Next)
 		}
 		next.nextPID = r.ProducerIDs.Next
+	case TypeCreateACLs, TypeDeleteACLs:
+		acls, err := im.applyACLs(r)
+		if err != nil {
+			return nil, err
+		}
+		next.acls = acls
+	case TypeClientQuota:
+		q, err := im.applyQuota(r.ClientQuota)
+		if err != nil {
+			return nil, err
+		}
+		next.quotas = q
 	case TypeFenceBroker:
 		fb := r.FenceBroker
 		b, ok := im.brokers[fb.NodeID]
@@ -283,6 +330,10 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		b.Fenced = fb.Fenced
 		next.brokers = maps.Clone(im.brokers)
 		next.brokers[b.NodeID] = b
+	case TypeUserScramCredential:
+		if err := im.applyScram(next, r.UserScramCredential); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %q", ErrCorruptRecord, r.Type)
 	}
@@ -340,12 +391,16 @@ func (im *Image) Records() []Record {
 		b := b
 		out = append(out, Record{Type: TypeRegisterBroker, RegisterBroker: &b})
 	}
+	if len(im.acls) > 0 {
+		out = append(out, Record{Type: TypeCreateACLs, CreateACLs: &CreateACLs{ACLs: im.ACLs()}})
+	}
 	for _, t := range im.Topics() {
 		out = append(out, Record{Type: TypeCreateTopic, CreateTopic: &CreateTopic{
 			Name: t.Name, ID: t.ID, Partitions: t.Partitions, Configs: t.Configs,
 		}})
 	}
-	return out
+	out = append(out, im.scramRecords()...)
+	return append(out, im.quotaRecords()...)
 }
 
 func clonePartitions(ps []Partition) []Partition {

@@ -20,6 +20,9 @@ const (
 	TypeChangePartition  RecordType = "change_partition"
 	TypeFenceBroker      RecordType = "fence_broker"
 	TypeProducerIDs      RecordType = "producer_ids"
+	TypeCreateACLs       RecordType = "create_acls"
+	TypeDeleteACLs       RecordType = "delete_acls"
+	TypeClientQuota      RecordType = "client_quota"
 )
 
 // Record is one metadata change. Exactly one of the pointer fields is set,
@@ -37,6 +40,11 @@ type Record struct {
 	ChangePartition  *ChangePartition  `json:"change_partition,omitempty"`
 	FenceBroker      *FenceBroker      `json:"fence_broker,omitempty"`
 	ProducerIDs      *ProducerIDs      `json:"producer_ids,omitempty"`
+	CreateACLs       *CreateACLs       `json:"create_acls,omitempty"`
+	DeleteACLs       *DeleteACLs       `json:"delete_acls,omitempty"`
+	ClientQuota      *ClientQuota      `json:"client_quota,omitempty"`
+
+	UserScramCredential *UserScramCredential `json:"user_scram_credential,omitempty"`
 }
 
 // InitCluster fixes the cluster id. It is the first record of a cluster and
@@ -168,6 +176,10 @@ func (r Record) check() error {
 		{TypeChangePartition, r.ChangePartition != nil},
 		{TypeFenceBroker, r.FenceBroker != nil},
 		{TypeProducerIDs, r.ProducerIDs != nil},
+		{TypeCreateACLs, r.CreateACLs != nil},
+		{TypeDeleteACLs, r.DeleteACLs != nil},
+		{TypeClientQuota, r.ClientQuota != nil},
+		{TypeUserScramCredential, r.UserScramCredential != nil},
 	} {
 		if p.set {
 			set++

@@ -14,13 +14,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"weir/broker/acl"
 	"weir/broker/admin"
 	"weir/broker/controller"
+	"weir/broker/httpsec"
 	"weir/broker/kafka"
 	"weir/broker/log"
 	"weir/broker/log/vfs"
 	"weir/broker/logdir"
 	"weir/broker/metadata"
+	"weir/broker/sasl"
 	"weir/broker/topicconfig"
 	"weir/broker/txn"
 )
@@ -38,11 +41,18 @@ type Config struct {
 	// logs fill their disk.
 	LogDir string
 	// KafkaAddr is the Kafka listener, host:port; port 0 picks a free
-	// port (see Node.KafkaAddr).
+	// port (see Node.KafkaAddr). It is a shorthand for the broker config
+	// listeners=PLAINTEXT://KafkaAddr (and AdvertisedAddr for
+	// advertised.listeners); leave both empty when BrokerConfigs has
+	// listeners. "" without listeners is :9092.
 	KafkaAddr string
 	// KafkaListener, when set, is an already bound Kafka listener used
 	// instead of KafkaAddr (tests that know their ports before start).
 	KafkaListener net.Listener
+	// BoundListeners, by listener name (upper case), are already bound
+	// listeners used instead of the addresses in the listeners config,
+	// the controller listener's included (tests).
+	BoundListeners map[string]net.Listener
 	// AdvertisedAddr is given to clients in Metadata ("" = the bound
 	// listener address).
 	AdvertisedAddr string
@@ -51,6 +61,11 @@ type Config struct {
 	AdminAddr string
 	// RegistryAddr is the schema registry listener; "" or "off" runs none.
 	RegistryAddr string
+	// RegistryConfigs are the schema registry's settings with Confluent
+	// Schema Registry's names (listeners=https://host:port, ssl.*,
+	// ssl.client.authentication, authentication.method=BASIC, ...; see
+	// broker/httpsec). listeners replaces RegistryAddr.
+	RegistryConfigs map[string]string
 	// RegistryAddrIsDefault says RegistryAddr was not chosen by the user:
 	// when that port is taken the node runs without a registry (with a
 	// warning) instead of failing.
@@ -62,6 +77,13 @@ type Config struct {
 	// voter of its Raft controller quorum; nil is a single-node cluster
 	// that is its own controller.
 	Controller *ControllerConfig
+	// AddScram are SCRAM credentials stored when the data directory is
+	// new (weir broker --add-scram, as kafka-storage format --add-scram).
+	AddScram []sasl.ScramUser
+	// TLSReloadInterval is how often SSL listeners' key and trust store
+	// files (the HTTP listeners' too) are checked for changes (0:
+	// DefaultTLSReloadInterval).
+	TLSReloadInterval time.Duration
 	// Logger receives the node's logs (nil: none).
 	Logger *zap.Logger
 	// Metrics receives the node's collectors and is served at /metrics
@@ -90,6 +112,9 @@ type ControllerConfig struct {
 	Listener net.Listener
 	// Dial opens connections to other controllers (nil: plain TCP).
 	Dial controller.DialFunc
+	// HandshakeTimeout bounds a TLS handshake on an SSL controller
+	// listener (default 10s).
+	HandshakeTimeout time.Duration
 	// NoWait starts serving without waiting for the quorum: for the very
 	// first start of a cluster, whose quorum forms as its brokers start.
 	NoWait bool
@@ -107,7 +132,10 @@ type Node struct {
 	logs         *log.Manager
 	logDir       *logdir.Monitor
 	srv          *kafka.Server
+	listeners    *listenerSetup
 	adm          *admin.Server
+	adminSec     *httpsec.Security
+	registrySt   *httpsec.Settings
 	stopRegistry func(context.Context) error
 	registryAddr string
 	ready        atomic.Bool
@@ -132,17 +160,47 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker config: %w", err)
 	}
+	authz, err := acl.ParseConfig(cfg.BrokerConfigs)
+	if err != nil {
+		return nil, fmt.Errorf("broker config: %w", err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
+	regSt, err := registrySettings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if regSt != nil {
+		regSt.ReloadEvery = cfg.TLSReloadInterval
+	}
 	lg := cfg.Logger
-	n = &Node{cfg: cfg, lg: lg, metrics: cfg.Metrics}
+	n = &Node{cfg: cfg, lg: lg, metrics: cfg.Metrics, registrySt: regSt}
 	defer func() {
 		if err != nil {
 			n.close(context.Background())
 			n = nil
 		}
 	}()
+	fresh := freshMetadata(cfg)
+	if n.listeners, err = setupListeners(cfg, lg, n.scramLookup); err != nil {
+		return n, fmt.Errorf("broker config: %w", err)
+	}
+	if n.listeners.controller != "" {
+		if cfg.Controller.Addr != "" && cfg.Controller.Listener == nil && cfg.Controller.Addr != n.listeners.controller {
+			return n, fmt.Errorf("broker config: controller.listener.names puts the controller listener on %s, and the controller address is %s too: set one", n.listeners.controller, cfg.Controller.Addr)
+		}
+		c := *cfg.Controller
+		c.Addr = n.listeners.controller
+		if n.listeners.controllerLn != nil {
+			c.Listener = n.listeners.controllerLn
+		}
+		cfg.Controller = &c
+	} else if cfg.Controller != nil && cfg.Controller.Addr == "" && cfg.Controller.Listener == nil {
+		c := *cfg.Controller
+		c.Addr = ":9093"
+		cfg.Controller = &c
+	}
 
 	if c := cfg.Controller; c == nil {
 		if n.fileMeta, err = metadata.OpenFile(cfg.DataDir, lg.Named("metadata")); err != nil {
@@ -159,6 +217,8 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			SessionTimeout: c.SessionTimeout, HeartbeatInterval: c.HeartbeatInterval,
 			PreferredLeaderInterval: c.PreferredLeaderInterval, RaftTimeout: c.RaftTimeout,
 			Listener: c.Listener, Dial: c.Dial, Logger: lg.Named("controller"),
+			TLS: n.listeners.controllerTLS, HandshakeTimeout: c.HandshakeTimeout,
+			Authorize: controllerAuthorize(authz),
 		})
 		if err != nil {
 			return n, err
@@ -169,6 +229,17 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			}
 		}
 		n.meta, n.clusterID = n.ctrl, n.ctrl.Image().ClusterID()
+	}
+	if fresh {
+		if cfg.Controller != nil && cfg.Controller.NoWait {
+			go func() {
+				if err := n.addScram(context.Background()); err != nil {
+					lg.Error("storing the --add-scram credentials", zap.Error(err))
+				}
+			}()
+		} else if err = n.addScram(ctx); err != nil {
+			return n, err
+		}
 	}
 
 	logDir := cfg.LogDir
@@ -197,7 +268,15 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		lg.Warn("some partition logs could not be opened at startup; opening them is retried when they are claimed", zap.Error(err))
 	}
 	if a := strings.TrimSpace(cfg.AdminAddr); a != "" && !strings.EqualFold(a, "off") {
-		n.adm, err = admin.New(admin.Config{Addr: a, Registry: n.metrics, Logger: lg.Named("admin"), Ready: n.readiness})
+		st, err := httpsec.ParseAdmin(a, cfg.BrokerConfigs)
+		if err != nil {
+			return n, err
+		}
+		st.ReloadEvery = cfg.TLSReloadInterval
+		if n.adminSec, err = httpsec.New(st, lg.Named("admin")); err != nil {
+			return n, err
+		}
+		n.adm, err = admin.New(admin.Config{Addr: st.Addr, Registry: n.metrics, Logger: lg.Named("admin"), Ready: n.readiness, Security: n.adminSec})
 		if err != nil {
 			return n, fmt.Errorf("admin listener %s: %w", a, err)
 		}
@@ -206,14 +285,18 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 
 	kcfg := kafka.DefaultConfig()
 	kcfg.NodeID = cfg.NodeID
-	kcfg.Addr = cfg.KafkaAddr
-	kcfg.AdvertisedAddr = cfg.AdvertisedAddr
+	kcfg.Listeners = n.listeners.kafka
+	kcfg.InterBrokerListener = n.listeners.cfg.InterBroker
+	kcfg.ReplicaTLS = n.listeners.interBrokerTLS
 	kcfg.Metadata = n.meta
 	kcfg.Logs = n.logs
 	kcfg.BrokerConfig = bcfg
 	kcfg.Logger = lg.Named("kafka")
 	kcfg.OnStorageError = func(err error) { n.logDir.Report(err) }
 	kcfg.Registerer = n.metrics
+	if authz != nil {
+		kcfg.Authorizer = acl.New(*authz, lg)
+	}
 	if cfg.TuneKafka != nil {
 		cfg.TuneKafka(&kcfg)
 	}
@@ -236,21 +319,26 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err != nil {
 		return n, fmt.Errorf("producer ids in %s: %w", cfg.DataDir, err)
 	}
-	if cfg.KafkaListener != nil {
-		err = srv.Serve(cfg.KafkaListener)
-	} else {
-		err = srv.Start()
-	}
-	if err != nil {
-		return n, fmt.Errorf("kafka listener %s: %w", cfg.KafkaAddr, err)
+	if err = srv.Start(); err != nil {
+		return n, err
 	}
 	n.srv = srv
+	n.listeners.watch(context.Background(), cfg.TLSReloadInterval)
 
-	if n.stopRegistry, n.registryAddr, err = ServeRegistry(lg.Named("registry"), cfg.RegistryAddr, n.KafkaAddr(), n.meta, !cfg.RegistryAddrIsDefault); err != nil {
+	if n.plaintextAddr() == "" && n.registrySt != nil {
+		// The registry is a Kafka client of this broker, plaintext only
+		// for now (client-side TLS is issue 16 item 7).
+		if !cfg.RegistryAddrIsDefault {
+			return n, fmt.Errorf("the schema registry needs a PLAINTEXT Kafka listener (its Kafka client has no TLS yet); add one to listeners or set --registry-addr off")
+		}
+		lg.Warn("schema registry disabled: it needs a PLAINTEXT Kafka listener (its Kafka client has no TLS yet)")
+		n.registrySt = nil
+	}
+	if n.stopRegistry, n.registryAddr, err = ServeRegistrySecure(lg.Named("registry"), n.registrySt, n.plaintextAddr(), n.meta, !cfg.RegistryAddrIsDefault); err != nil {
 		return n, err
 	}
 	n.ready.Store(true)
-	lg.Info("broker started", zap.String("kafka_addr", n.KafkaAddr()), zap.String("admin_addr", n.AdminAddr()),
+	lg.Info("broker started", zap.String("kafka_addr", n.KafkaAddr()), zap.String("listeners", n.listeners.describe()), zap.String("admin_addr", n.AdminAddr()),
 		zap.String("schema_registry", n.RegistryURL()), zap.String("data_dir", cfg.DataDir),
 		zap.Int32("node_id", cfg.NodeID), zap.String("cluster_id", n.clusterID))
 	return n, nil
@@ -278,12 +366,41 @@ func (n *Node) readiness() error {
 	return nil
 }
 
-// KafkaAddr is the bound Kafka listener address.
+// KafkaAddr is the bound address of the first PLAINTEXT Kafka listener
+// (the one weir's own clients use), else of the first listener.
 func (n *Node) KafkaAddr() string {
+	if a := n.plaintextAddr(); a != "" {
+		return a
+	}
 	if n.srv == nil {
 		return ""
 	}
 	return n.srv.Addr().String()
+}
+
+// plaintextAddr is the bound address of the first PLAINTEXT listener.
+func (n *Node) plaintextAddr() string {
+	if n.srv == nil {
+		return ""
+	}
+	addrs := n.srv.ListenerAddrs()
+	for _, l := range n.listeners.kafka {
+		if l.Protocol == "PLAINTEXT" {
+			return addrs[l.Name].String()
+		}
+	}
+	return ""
+}
+
+// ListenerAddrs are the bound addresses of the Kafka listeners by name.
+func (n *Node) ListenerAddrs() map[string]string {
+	out := map[string]string{}
+	if n.srv != nil {
+		for name, a := range n.srv.ListenerAddrs() {
+			out[name] = a.String()
+		}
+	}
+	return out
 }
 
 // AdminAddr is the bound admin listener address ("" when off).
@@ -303,7 +420,7 @@ func (n *Node) RegistryURL() string {
 	if n.registryAddr == "" {
 		return ""
 	}
-	return "http://" + Dialable(n.registryAddr)
+	return n.registrySt.Scheme() + "://" + Dialable(n.registryAddr)
 }
 
 // ClusterID is the cluster's id.
@@ -379,9 +496,11 @@ func (n *Node) close(ctx context.Context) error {
 	if n.srv != nil {
 		add("kafka shutdown", n.srv.Shutdown(ctx))
 	}
+	n.listeners.close()
 	if n.adm != nil {
 		add("admin shutdown", n.adm.Shutdown(ctx))
 	}
+	n.adminSec.Close()
 	if n.logDir != nil {
 		n.logDir.Close()
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/testkit"
 )
 
 func startNode(t *testing.T, cfg Config) *Node {
@@ -59,17 +62,12 @@ func TestSingleNodeServesAndRestarts(t *testing.T) {
 		t.Fatalf("/metrics: %d", code)
 	}
 	// The registry answers (503 while it reads _schemas, then 200).
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, body := get(t, n.RegistryURL()+"/subjects")
-		if code == 200 {
-			break
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		if code, body := get(t, n.RegistryURL()+"/subjects"); code != 200 {
+			return fmt.Errorf("registry /subjects: %d %s", code, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("registry /subjects: %d %s", code, body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	id, admin := n.ClusterID(), n.AdminAddr()
 	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)

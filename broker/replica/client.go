@@ -12,6 +12,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"weir/broker/tlsconf"
 )
 
 // client is a minimal Kafka protocol client for one broker connection:
@@ -33,6 +36,27 @@ type DialFunc func(ctx context.Context, addr string) (net.Conn, error)
 func defaultDial(ctx context.Context, addr string) (net.Conn, error) {
 	var d net.Dialer
 	return d.DialContext(ctx, "tcp", addr)
+}
+
+// tlsDial wraps dial with the TLS handshake of Config.TLS. A refused
+// handshake (the leader does not trust this broker's certificate, or
+// this broker the leader's) is a warning, once per leader address and
+// error, then counted.
+func (m *Manager) tlsDial(dial DialFunc) DialFunc {
+	timeout := m.cfg.HandshakeTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		return m.cfg.TLS.DialHandshake(ctx, nc, addr, timeout, func(err error) {
+			m.warn.Log("tls:"+addr, err.Error(), "replica fetcher cannot connect to the leader: TLS handshake failed",
+				zap.String("addr", addr), zap.String("principal", tlsconf.RefusedPeer(err)), zap.Error(err))
+		})
+	}
 }
 
 func dialClient(ctx context.Context, dial DialFunc, addr, clientID string) (*client, error) {

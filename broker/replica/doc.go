@@ -16,7 +16,12 @@
 //	fetcher.go    one fetcher per leader broker: OffsetForLeaderEpoch
 //	              truncation, then Fetch with this broker's replica id,
 //	              appending the leader's batches as they are
-//	client.go     a minimal one-request-at-a-time Kafka client (kmsg)
+//	client.go     a minimal one-request-at-a-time Kafka client (kmsg);
+//	              over TLS (Config.TLS: the inter-broker listener's
+//	              broker/tlsconf.Server) the fetcher dials the leader's
+//	              inter-broker listener with this broker's key store as
+//	              its client certificate; a refused handshake is a
+//	              rate-limited warning
 //
 // Replication, as the seeds describe Kafka's:
 //

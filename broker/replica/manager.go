@@ -15,6 +15,7 @@ import (
 	"weir/broker/internal/repeatlog"
 	"weir/broker/log"
 	"weir/broker/metadata"
+	"weir/broker/tlsconf"
 )
 
 // Config configures a Manager.
@@ -36,6 +37,14 @@ type Config struct {
 	FetchMaxBytes, PartitionMaxBytes int32
 	// Dial opens connections to other brokers (nil: plain TCP).
 	Dial DialFunc
+	// TLS, when set, is the inter-broker listener's TLS (its ssl.*
+	// settings, broker/tlsconf): fetchers handshake with the leader's
+	// inter-broker listener, presenting this broker's key store as the
+	// client certificate and verifying the leader against the trust
+	// store. Each new connection takes the stores in use (reloads apply).
+	TLS *tlsconf.Server
+	// HandshakeTimeout bounds the TLS handshake (default 10s).
+	HandshakeTimeout time.Duration
 	// OnLeader runs after this broker became a partition's leader (the
 	// epoch is assigned, the partition takes produces right after);
 	// OnFollower after it stopped leading. Both run on the goroutine
@@ -109,6 +118,9 @@ func NewManager(cfg Config) *Manager {
 		m.now = time.Now
 	}
 	m.warn = repeatlog.New(m.log, zap.WarnLevel, 0, m.now)
+	if cfg.TLS != nil {
+		m.cfg.Dial = m.tlsDial(cfg.Dial)
+	}
 	m.wg.Add(1)
 	go m.tickLoop()
 	return m

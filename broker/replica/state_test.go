@@ -1,27 +1,18 @@
 package replica
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"weir/broker/metadata"
+	"weir/internal/testkit/script"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata scripts")
-
-// TestLeaderStateScripts runs testdata/leader_*.txt: blocks of
-//
-//	command args...
-//	----
-//	expected output
-//
-// separated by blank lines. Commands:
+// TestLeaderStateScripts runs testdata/leader_*.txt (script.Run).
+// Commands:
 //
 //	new self=1 replicas=1,2,3 isr=1,2,3 leo=10 hw=5 lag=100 [epoch=E pepoch=P]
 //	append leo=N
@@ -33,64 +24,14 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 // Each prints "hw=N [advanced] isr=... [pending=...] [propose=...]" and,
 // for fetch, the follower's LEO.
 func TestLeaderStateScripts(t *testing.T) {
-	files, _ := filepath.Glob("testdata/leader_*.txt")
-	if len(files) == 0 {
-		t.Fatal("no testdata/leader_*.txt")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { runScript(t, file) })
-	}
+	script.Run(t, "testdata/leader_*.txt", func(t *testing.T) func(string, []string) string {
+		base := time.UnixMilli(1_700_000_000_000)
+		var s *LeaderState
+		return func(pos string, fields []string) string { return runCommand(t, &s, pos, fields, base) }
+	})
 }
 
-func runScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := time.UnixMilli(1_700_000_000_000)
-	var s *LeaderState
-	var out strings.Builder
-	blocks := strings.Split(strings.TrimSpace(string(data)), "\n\n")
-	for _, blk := range blocks {
-		lines := strings.Split(strings.TrimSpace(blk), "\n")
-		sep := len(lines)
-		for i, ln := range lines {
-			if ln == "----" {
-				sep = i
-				break
-			}
-		}
-		want := ""
-		if sep < len(lines) {
-			want = strings.Join(lines[sep+1:], "\n")
-		}
-		var cmdLines []string
-		for _, ln := range lines[:sep] {
-			if strings.HasPrefix(ln, "#") {
-				out.WriteString(ln + "\n")
-				continue
-			}
-			cmdLines = append(cmdLines, ln)
-		}
-		if len(cmdLines) != 1 {
-			t.Fatalf("%s: block without exactly one command:\n%s", file, blk)
-		}
-		cmd := cmdLines[0]
-		got := runCommand(t, &s, cmd, base)
-		fmt.Fprintf(&out, "%s\n----\n%s\n\n", cmd, got)
-		if !*rewrite && strings.TrimSpace(want) != got {
-			t.Errorf("%s: %s\n got: %s\nwant: %s", file, cmd, got, strings.TrimSpace(want))
-		}
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func runCommand(t *testing.T, sp **LeaderState, cmd string, base time.Time) string {
-	fields := strings.Fields(cmd)
+func runCommand(t *testing.T, sp **LeaderState, where string, fields []string, base time.Time) string {
 	args := map[string]string{}
 	for _, f := range fields[1:] {
 		k, v, _ := strings.Cut(f, "=")
@@ -99,7 +40,7 @@ func runCommand(t *testing.T, sp **LeaderState, cmd string, base time.Time) stri
 	num := func(k string) int64 {
 		n, err := strconv.ParseInt(args[k], 10, 64)
 		if err != nil {
-			t.Fatalf("%q: bad %s: %v", cmd, k, err)
+			t.Fatalf("%s: bad %s: %v", where, k, err)
 		}
 		return n
 	}
@@ -108,7 +49,7 @@ func runCommand(t *testing.T, sp **LeaderState, cmd string, base time.Time) stri
 		for _, p := range strings.Split(args[k], ",") {
 			n, err := strconv.Atoi(p)
 			if err != nil {
-				t.Fatalf("%q: bad %s", cmd, k)
+				t.Fatalf("%s: bad %s", where, k)
 			}
 			out = append(out, int32(n))
 		}
@@ -142,7 +83,7 @@ func runCommand(t *testing.T, sp **LeaderState, cmd string, base time.Time) stri
 		s.ProposalFailed()
 		u = Update{HW: s.HW()}
 	default:
-		t.Fatalf("unknown command %q", cmd)
+		t.Fatalf("%s: unknown command %q", where, fields[0])
 	}
 	res := fmt.Sprintf("hw=%d", u.HW)
 	if u.HWAdvanced {

@@ -2,6 +2,7 @@ package topicconfig
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -26,7 +27,7 @@ const (
 // (log.*) plus the broker settings weir reads or reports. weir has no
 // dynamic broker configs: they are all set at startup and read-only at
 // runtime.
-var brokerDefs = []Def{
+var brokerDefs = append([]Def{
 	{Name: BrokerAdvertisedListeners, Type: TypeString, Doc: "Listeners advertised to clients (default: listeners)."},
 	{Name: BrokerAutoCreateTopicsEnable, Type: TypeBoolean, Default: "true", HasDefault: true, Honoured: true,
 		Doc: "Create a topic when a client asks for its metadata and it does not exist."},
@@ -103,7 +104,7 @@ var brokerDefs = []Def{
 	{Name: BrokerTransactionalIDExpiry, Type: TypeInt, Default: "604800000", HasDefault: true, check: atLeast(1),
 		Doc: "How long an idle transactional id is kept."},
 	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", HasDefault: true, Doc: "Default unclean.leader.election.enable."},
-}
+}, slices.Concat(securityDefs, authorizerDefs, quotaDefs)...)
 
 var brokerByName = func() map[string]*Def {
 	m := make(map[string]*Def, len(brokerDefs))
@@ -149,10 +150,21 @@ func NewBroker(static map[string]string) (*Broker, error) {
 	b := &Broker{static: make(map[string]string, len(static))}
 	for name, v := range static {
 		d, ok := brokerByName[name]
+		override := false
+		if !ok {
+			d, ok = listenerOverride(name)
+			if !ok {
+				d, ok = adminHTTPDef(name)
+			}
+			override = ok
+		}
 		if !ok {
 			return nil, fmt.Errorf("%w: unknown broker config name: %s", ErrUnknownConfig, name)
 		}
 		if err := d.Validate(v); err != nil {
+			if override {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
 			return nil, err
 		}
 		b.static[name] = v
@@ -230,17 +242,24 @@ func (b *Broker) Describe(names []string, includeSynonyms, includeDocs bool) []E
 	out := make([]Entry, 0, len(want))
 	for _, name := range want {
 		d := brokerByName[name]
-		e := Entry{Name: name, Type: d.Type, ReadOnly: true, Source: SourceDefault}
+		e := Entry{Name: name, Type: d.Type, ReadOnly: true, Source: SourceDefault, Sensitive: d.Type == TypePassword}
 		if v, src, ok := b.Value(name); ok {
 			e.Value = strPtr(v)
 			e.Source = src
+		}
+		if e.Sensitive {
+			e.Value = nil // Kafka shows no value of a password
 		}
 		if includeDocs {
 			e.Doc = d.Doc
 		}
 		if includeSynonyms {
 			if v, set := b.static[name]; set {
-				e.Synonyms = append(e.Synonyms, EntrySynonym{Name: name, Value: strPtr(v), Source: SourceStaticBroker})
+				sv := strPtr(v)
+				if e.Sensitive {
+					sv = nil
+				}
+				e.Synonyms = append(e.Synonyms, EntrySynonym{Name: name, Value: sv, Source: SourceStaticBroker})
 			}
 			if d.HasDefault {
 				e.Synonyms = append(e.Synonyms, EntrySynonym{Name: name, Value: strPtr(d.Default), Source: SourceDefault})

@@ -118,6 +118,9 @@ type Def struct {
 // wraps ErrInvalidValue and names the key, the value and what is allowed.
 func (d *Def) Validate(v string) error {
 	if err := d.checkValue(v); err != nil {
+		if d.Type == TypePassword {
+			return fmt.Errorf("%w: invalid value for configuration %s: %s", ErrInvalidValue, d.Name, err.Error())
+		}
 		return fmt.Errorf("%w: invalid value %q for configuration %s: %s", ErrInvalidValue, v, d.Name, err.Error())
 	}
 	return nil

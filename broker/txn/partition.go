@@ -171,7 +171,7 @@ func (p *Partition) load(now time.Time) error {
 			return nil
 		}
 		lat := int64(-1)
-		if h.Attributes&attrLogAppendTime != 0 {
+		if h.Attributes&log.AttrLogAppendTime != 0 {
 			lat = h.MaxTimestamp
 		}
 		p.state.Apply([]Batch{b}, h.BaseOffset, lat, nowMs)
@@ -186,8 +186,6 @@ func (p *Partition) load(now time.Time) error {
 	}
 	return nil
 }
-
-const attrLogAppendTime = 0x08
 
 func batchOf(h log.BatchHeader) Batch {
 	return Batch{

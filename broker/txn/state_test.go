@@ -2,20 +2,16 @@ package txn
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"weir/internal/testkit/script"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actual output")
-
-// TestStateScripts runs testdata/state_*.txt: scripts of commands, each
-// followed by "----" and the expected output, separated by blank lines.
+// TestStateScripts runs testdata/state_*.txt (script.Run):
 //
 //	append [lat=MS] PID:EPOCH:SEQ:RECORDS ...   Check, then Apply at the next offsets
 //	now MS                                      set the broker clock
@@ -23,13 +19,10 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actua
 //	state                                       dump every producer
 //	snapshot                                    encode + decode the state (and keep the decoded one)
 func TestStateScripts(t *testing.T) {
-	files, _ := filepath.Glob("testdata/state_*.txt")
-	if len(files) == 0 {
-		t.Fatal("no testdata/state_*.txt scripts")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { runScript(t, file) })
-	}
+	script.Run(t, "testdata/state_*.txt", func(t *testing.T) func(string, []string) string {
+		env := &scriptEnv{s: NewState()}
+		return func(where string, f []string) string { return env.run(t, where, f) }
+	})
 }
 
 type scriptEnv struct {
@@ -38,45 +31,7 @@ type scriptEnv struct {
 	nowMs int64
 }
 
-func runScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &scriptEnv{s: NewState()}
-	var out strings.Builder
-	lines := strings.Split(string(data), "\n")
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			out.WriteString(line + "\n")
-			continue
-		}
-		cmd := line
-		if i+1 >= len(lines) || lines[i+1] != "----" {
-			t.Fatalf("%s:%d: command %q not followed by ----", file, i+1, cmd)
-		}
-		i += 2
-		var want []string
-		for ; i < len(lines) && lines[i] != ""; i++ {
-			want = append(want, lines[i])
-		}
-		i-- // the blank line is written by the loop
-		got := env.run(t, fmt.Sprintf("%s:%d", file, i), cmd)
-		out.WriteString(cmd + "\n----\n" + got)
-		if !*rewrite && strings.Join(want, "\n")+"\n" != got {
-			t.Errorf("%s: %s\nwant:\n%s\ngot:\n%s", file, cmd, strings.Join(want, "\n"), got)
-		}
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func (e *scriptEnv) run(t *testing.T, where, cmd string) string {
-	f := strings.Fields(cmd)
+func (e *scriptEnv) run(t *testing.T, where string, f []string) string {
 	var b strings.Builder
 	switch f[0] {
 	case "append":

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"weir/ingest/bench"
-	"weir/ingest/client"
+	"weir/internal/kafkaclient"
 )
 
 func init() {
@@ -71,13 +71,13 @@ func benchProduceCmd(g *globalFlags) *cobra.Command {
 	fl.DurationVar(&cfg.Report, "report-interval", 5*time.Second, "progress line interval (negative: none)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
-		if cfg.Acks, err = client.ParseAcks(acks); err != nil {
+		if cfg.Acks, err = kafkaclient.ParseAcks(acks); err != nil {
 			return err
 		}
-		if cfg.Compression, err = client.ParseCompression(codec); err != nil {
+		if cfg.Compression, err = kafkaclient.ParseCompression(codec); err != nil {
 			return err
 		}
-		if cfg.Brokers, err = cf.seeds(); err != nil {
+		if cfg.Brokers, cfg.Security, err = cf.bench(); err != nil {
 			return err
 		}
 		cfg.Out = cmd.OutOrStdout()
@@ -107,7 +107,7 @@ func benchConsumeCmd(g *globalFlags) *cobra.Command {
 	fl.DurationVar(&cfg.Report, "report-interval", 5*time.Second, "progress line interval (negative: none)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
-		if cfg.Brokers, err = cf.seeds(); err != nil {
+		if cfg.Brokers, cfg.Security, err = cf.bench(); err != nil {
 			return err
 		}
 		cfg.Out = cmd.OutOrStdout()
@@ -156,10 +156,10 @@ if missing).`,
 	fl.DurationVar(&cfg.Interval, "interval", 0, "pause between round trips (0: back to back)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		var err error
-		if cfg.Acks, err = client.ParseAcks(acks); err != nil {
+		if cfg.Acks, err = kafkaclient.ParseAcks(acks); err != nil {
 			return err
 		}
-		if cfg.Brokers, err = cf.seeds(); err != nil {
+		if cfg.Brokers, cfg.Security, err = cf.bench(); err != nil {
 			return err
 		}
 		modes := []bench.RoundTripMode{bench.RoundTripMode(mode)}

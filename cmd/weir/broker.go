@@ -16,6 +16,7 @@ import (
 	"weir/broker/admin"
 	"weir/broker/controller"
 	"weir/broker/node"
+	"weir/broker/sasl"
 	"weir/broker/topicconfig"
 )
 
@@ -27,10 +28,12 @@ type brokerFlags struct {
 	advertisedAddr string
 	nodeID         int32
 	configs        []string
+	addScram       []string
 	numPartitions  int32
 	autoCreate     bool
 	shutdownGrace  time.Duration
 	registryAddr   string
+	registryConfig []string
 
 	controllerAddr   string
 	controllerVoters string
@@ -63,10 +66,29 @@ SIGTERM the broker first hands its leaderships over (controlled shutdown).`,
   weir broker --data-dir /var/lib/weir --kafka-addr :9092 --advertised-kafka-addr broker1.example:9092 \
       --config log.retention.hours=24 --config num.partitions=3
 
+  # a PLAINTEXT listener on loopback for local tools and TLS for the network
+  weir broker --data-dir ./data --config listeners=PLAINTEXT://127.0.0.1:9092,SSL://:9094 \
+      --config advertised.listeners=PLAINTEXT://127.0.0.1:9092,SSL://broker1.example:9094 \
+      --config ssl.keystore.location=/etc/weir/broker.pem \
+      --config ssl.truststore.location=/etc/weir/ca.pem --config ssl.client.auth=required
+
   # three brokers on one host (nodes 2 and 3 alike, on their own ports)
   weir broker --node-id 1 --data-dir d1 --kafka-addr 127.0.0.1:9092 --controller-addr 127.0.0.1:9093 \
       --controller-voters 1@127.0.0.1:9093,2@127.0.0.1:9193,3@127.0.0.1:9293 \
-      --admin-addr 127.0.0.1:9644 --registry-addr off`,
+      --admin-addr 127.0.0.1:9644 --registry-addr off
+
+  # the registry over TLS with basic auth (Confluent's names), the admin
+  # listener over TLS with /metrics and the health checks left open
+  weir broker --data-dir ./data --admin-addr https://:9644 \
+      --config ssl.keystore.location=/etc/weir/broker.pem \
+      --config listener.name.admin.authentication.method=BASIC \
+      --config listener.name.admin.authentication.users.file=/etc/weir/users \
+      --config listener.name.admin.authentication.skip.paths=/metrics,/healthz,/readyz \
+      --registry-config listeners=https://:8081 \
+      --registry-config ssl.keystore.location=/etc/weir/registry.pem \
+      --registry-config authentication.method=BASIC \
+      --registry-config authentication.users.file=/etc/weir/users \
+      --registry-config auth.restricted.roles=reader`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return runBroker(cmd, g.Logger(), f)
@@ -75,15 +97,17 @@ SIGTERM the broker first hands its leaderships over (controlled shutdown).`,
 		fl := cmd.Flags()
 		fl.StringVar(&f.dataDir, "data-dir", "", "directory holding the partition logs and cluster metadata (required)")
 		fl.StringVar(&f.logDir, "log-dir", "", "directory holding the partition logs (log.dirs; default: the data directory). On its own disk, a full log disk leaves the cluster metadata writable")
-		fl.StringVar(&f.kafkaAddr, "kafka-addr", ":9092", "Kafka listener address host:port (port 0 picks a free port)")
-		fl.StringVar(&f.adminAddr, "admin-addr", admin.DefaultAddr, "admin HTTP listener (/metrics, /healthz, /readyz)")
+		fl.StringVar(&f.kafkaAddr, "kafka-addr", ":9092", "Kafka listener address host:port (port 0 picks a free port): shorthand for --config listeners=PLAINTEXT://host:port")
+		fl.StringVar(&f.adminAddr, "admin-addr", admin.DefaultAddr, "admin HTTP listener (/metrics, /healthz, /readyz): host:port, or https://host:port for TLS with the ssl.* settings (listener.name.admin.ssl.* overrides); basic auth with listener.name.admin.authentication.*")
 		fl.StringVar(&f.advertisedAddr, "advertised-kafka-addr", "", "host:port given to clients in Metadata (default: the listener address)")
 		fl.Int32Var(&f.nodeID, "node-id", 0, "this broker's node id")
-		fl.StringArrayVar(&f.configs, "config", nil, "broker config NAME=VALUE with Kafka's names (num.partitions, log.retention.hours, message.max.bytes, ...); repeatable")
+		fl.StringArrayVar(&f.configs, "config", nil, "broker config NAME=VALUE with Kafka's names (num.partitions, log.retention.hours, message.max.bytes, listeners, ssl.keystore.location, ...); repeatable")
+		fl.StringArrayVar(&f.addScram, "add-scram", nil, `a SCRAM credential stored when the data directory is new, as kafka-storage format --add-scram: 'SCRAM-SHA-512=[name=admin,password=...]' (iterations=N optional); repeatable`)
 		fl.Int32Var(&f.numPartitions, "num-partitions", 1, "partitions of auto-created topics (num.partitions)")
 		fl.BoolVar(&f.autoCreate, "auto-create-topics", true, "create unknown topics on Metadata requests (auto.create.topics.enable)")
 		fl.DurationVar(&f.shutdownGrace, "shutdown-timeout", 30*time.Second, "how long a clean shutdown may take before connections are cut")
-		fl.StringVar(&f.registryAddr, "registry-addr", node.DefaultRegistryAddr, `schema registry HTTP listener (Confluent Schema Registry API); "" or "off" disables it`)
+		fl.StringVar(&f.registryAddr, "registry-addr", node.DefaultRegistryAddr, `schema registry HTTP listener (Confluent Schema Registry API): host:port or https://host:port; "" or "off" disables it`)
+		fl.StringArrayVar(&f.registryConfig, "registry-config", nil, "schema registry setting NAME=VALUE with Confluent Schema Registry's names (listeners=https://:8081, ssl.keystore.location, ssl.truststore.location, ssl.client.authentication, authentication.method=BASIC, authentication.roles, auth.restricted.roles, authentication.skip.paths, authentication.users.file); repeatable")
 		fl.StringVar(&f.controllerAddr, "controller-addr", ":9093", "controller (Raft) listener address host:port, with --controller-voters")
 		fl.StringVar(&f.controllerVoters, "controller-voters", "", "the controller quorum, NODE_ID@HOST:PORT,... (empty: a single-node cluster)")
 		fl.DurationVar(&f.sessionTimeout, "broker-session-timeout", 2*time.Second, "with --controller-voters: a broker silent this long is fenced and loses its leaderships (broker.session.timeout.ms)")
@@ -108,18 +132,45 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 		}
 		static[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
+	regConfigs := map[string]string{}
+	for _, kv := range f.registryConfig {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("--registry-config %q: want NAME=VALUE", kv)
+		}
+		regConfigs[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	kafkaAddr, advertised := f.kafkaAddr, f.advertisedAddr
+	if _, ok := static["listeners"]; ok {
+		// Kafka's listeners replace the shorthand flags.
+		if cmd.Flags().Changed("kafka-addr") || cmd.Flags().Changed("advertised-kafka-addr") {
+			return fmt.Errorf("--config listeners=... replaces --kafka-addr and --advertised-kafka-addr: use one or the other (advertised.listeners for the advertised addresses)")
+		}
+		kafkaAddr, advertised = "", ""
+	}
 	cfg := node.Config{
 		NodeID: f.nodeID, DataDir: f.dataDir, LogDir: f.logDir,
-		KafkaAddr: f.kafkaAddr, AdvertisedAddr: f.advertisedAddr, AdminAddr: f.adminAddr,
-		RegistryAddr: f.registryAddr, RegistryAddrIsDefault: !cmd.Flags().Changed("registry-addr"),
+		KafkaAddr: kafkaAddr, AdvertisedAddr: advertised, AdminAddr: f.adminAddr,
+		RegistryAddr: f.registryAddr, RegistryAddrIsDefault: !cmd.Flags().Changed("registry-addr"), RegistryConfigs: regConfigs,
 		BrokerConfigs: static, Logger: lg,
+	}
+	for _, a := range f.addScram {
+		u, err := sasl.ParseAddScram(a)
+		if err != nil {
+			return err
+		}
+		cfg.AddScram = append(cfg.AddScram, u)
 	}
 	if strings.TrimSpace(f.controllerVoters) != "" {
 		voters, err := controller.ParseVoters(f.controllerVoters)
 		if err != nil {
 			return fmt.Errorf("--controller-voters: %w", err)
 		}
-		cfg.Controller = &node.ControllerConfig{Addr: f.controllerAddr, Voters: voters,
+		ctrlAddr := f.controllerAddr
+		if _, ok := static["controller.listener.names"]; ok && !cmd.Flags().Changed("controller-addr") {
+			ctrlAddr = "" // the controller listener of listeners
+		}
+		cfg.Controller = &node.ControllerConfig{Addr: ctrlAddr, Voters: voters,
 			SessionTimeout: f.sessionTimeout, HeartbeatInterval: f.heartbeat}
 		lg.Info("waiting for the controller quorum", zap.String("voters", f.controllerVoters))
 	}

@@ -8,10 +8,16 @@ import (
 	"testing"
 
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/weirbin"
 )
 
 // TestMain stops the MariaDB server TestConnectorSnapshot starts.
-func TestMain(m *testing.M) { mysqltest.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	mysqltest.Stop()
+	weirbin.Cleanup() // the weir binary of the tests that run it
+	os.Exit(code)
+}
 
 // TestConnectorSnapshot: `weir connector snapshot` writes Debezium's
 // execute-snapshot (and stop-snapshot) signal into the signal table of

@@ -13,7 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"weir/ingest/balancer"
+	"weir/internal/kafkaclient"
+	"weir/internal/kafkaclient/balancer"
 )
 
 type consumeFlags struct {
@@ -116,11 +117,10 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, af *avroFl
 		if f.partition >= 0 {
 			return fmt.Errorf("--partition %d cannot be used with --group %s: the group assigns the partitions", f.partition, f.group)
 		}
-		bopt, err := balancer.Opt(f.balancers...)
-		if err != nil {
+		if _, err := balancer.Opt(f.balancers...); err != nil {
 			return fmt.Errorf("--balancer: %w", err)
 		}
-		groupOpts = []kgo.Opt{kgo.ConsumerGroup(f.group), bopt, kgo.AutoCommitMarks()}
+		groupOpts = []kgo.Opt{kgo.ConsumerGroup(f.group), kgo.AutoCommitMarks()}
 	}
 	ctx, stop := signalContext(cmd)
 	defer stop()
@@ -193,20 +193,20 @@ func runConsume(cmd *cobra.Command, cf *clientFlags, f *consumeFlags, af *avroFl
 		}
 	}
 
-	opts, err := cf.baseOpts()
+	co, err := cf.options()
 	if err != nil {
 		return err
 	}
+	co.Balancers = f.balancers
 	// Transaction markers are kept (and not printed) so that -e sees the
 	// offset of a marker that ends a partition.
-	opts = append(opts, kgo.KeepControlRecords())
-	opts = append(opts, groupOpts...)
+	opts := append([]kgo.Opt{kgo.KeepControlRecords()}, groupOpts...)
 	if f.partition >= 0 {
 		opts = append(opts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {f.partition: start}}))
 	} else {
 		opts = append(opts, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start))
 	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kafkaclient.New(co, opts...)
 	if err != nil {
 		return err
 	}

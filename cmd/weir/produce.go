@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/ingest/client"
-	"weir/ingest/partition"
+	"weir/internal/kafkaclient"
+	"weir/internal/kafkaclient/partition"
 )
 
 type produceFlags struct {
@@ -110,11 +110,11 @@ func (p *produceErrors) add(line int, err error) {
 }
 
 func runProduce(cmd *cobra.Command, cf *clientFlags, f *produceFlags, af *avroFlags, topic string) error {
-	acks, err := client.ParseAcks(f.acks)
+	acks, err := kafkaclient.ParseAcks(f.acks)
 	if err != nil {
 		return err
 	}
-	codec, err := client.ParseCompression(f.compression)
+	codec, err := kafkaclient.ParseCompression(f.compression)
 	if err != nil {
 		return err
 	}
@@ -128,18 +128,16 @@ func runProduce(cmd *cobra.Command, cf *clientFlags, f *produceFlags, af *avroFl
 	if f.partition < -1 {
 		return fmt.Errorf("--partition %d: want a partition number >= 0, or -1", f.partition)
 	}
-	base, err := cf.baseOpts()
+	co, err := cf.options()
 	if err != nil {
 		return err
 	}
-	seeds, _ := cf.seeds()
-	opts := append(base, client.ProducerOpts(seeds, acks, codec)...)
-	opts = append(opts,
+	opts := append(kafkaclient.Producer(acks, codec),
 		kgo.DefaultProduceTopic(topic),
 		kgo.ProducerLinger(f.linger),
 		kgo.RecordDeliveryTimeout(cf.timeout),
 	)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kafkaclient.New(co, opts...)
 	if err != nil {
 		return err
 	}

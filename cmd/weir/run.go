@@ -20,6 +20,7 @@ import (
 
 	"weir/broker/node"
 	"weir/connectors/stdout"
+	"weir/internal/kafkaclient"
 	"weir/pipelines"
 
 	// Connector kinds weir ships; each registers itself in
@@ -27,10 +28,10 @@ import (
 	_ "weir/connectors/elasticsearch"
 	_ "weir/connectors/file"
 	_ "weir/connectors/filesink"
+	_ "weir/connectors/http"
 	_ "weir/connectors/kafkasink"
 	_ "weir/connectors/mysql"
-	_ "weir/ingest/httpin"
-	_ "weir/ingest/syslog"
+	_ "weir/connectors/syslog"
 )
 
 type runFlags struct {
@@ -100,7 +101,8 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 		defer emb.stop(lg)
 		brokers, registryURL = []string{emb.kafkaAddr}, emb.registryURL
 	}
-	runner, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: brokers, SchemaRegistry: registryURL,
+	runner, err := pipelines.NewRunner(pipelines.RunOptions{Client: cfg.Broker.Client.Options(kafkaclient.Options{Brokers: brokers}),
+		SchemaRegistry: registryURL, Registry: cfg.Broker.Client.Registry, ClientProperties: cfg.Broker.ClientProperties(),
 		Logger: lg.Named("pipelines"), Registerer: emb.registry()})
 	if err != nil {
 		return err
@@ -109,7 +111,7 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 	if _, err := runner.Apply(ctx, cfg); err != nil {
 		return err
 	}
-	lg.Info("pipelines running", zap.Strings("brokers", brokers), zap.String("schema_registry", registryURL),
+	lg.Info("pipelines running", zap.Strings("brokers", brokers), zap.String("security_protocol", cfg.Broker.Client.Security.Protocol), zap.String("schema_registry", registryURL),
 		zap.Int("sources", len(cfg.Sources)), zap.Int("streams", len(cfg.Streams)), zap.Int("sinks", len(cfg.Sinks)))
 
 	sig := make(chan os.Signal, 2)
@@ -300,7 +302,7 @@ func (e *embeddedBroker) registry() prometheus.Registerer {
 func startEmbedded(lg *zap.Logger, b *pipelines.Broker) (*embeddedBroker, error) {
 	n, err := node.Start(context.Background(), node.Config{
 		DataDir: b.DataDir, KafkaAddr: b.KafkaAddr, AdminAddr: b.AdminAddr, RegistryAddr: b.RegistryAddr,
-		BrokerConfigs: b.Configs, Logger: lg,
+		RegistryConfigs: b.RegistryConfigs(), BrokerConfigs: b.Configs, Logger: lg,
 	})
 	if err != nil {
 		return nil, err

@@ -9,40 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/testkit"
+	"weir/internal/weirbin"
 )
-
-var (
-	weirBinOnce sync.Once
-	weirBin     string
-	weirBinErr  error
-)
-
-// buildWeir builds the weir binary once per test process.
-func buildWeir(t *testing.T) string {
-	t.Helper()
-	weirBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weir-bin-")
-		if err != nil {
-			weirBinErr = err
-			return
-		}
-		weirBin = filepath.Join(dir, "weir")
-		out, err := exec.Command("go", "build", "-o", weirBin, ".").CombinedOutput()
-		if err != nil {
-			weirBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if weirBinErr != nil {
-		t.Fatal(weirBinErr)
-	}
-	return weirBin
-}
 
 // copyDir copies the regular files of src (recursively) to dst.
 func copyDir(t *testing.T, src, dst string) {
@@ -93,6 +67,9 @@ func readJSONLines(t *testing.T, path string) jsonLines {
 	return out
 }
 
+// syncBuf is testkit.Buffer under the name this package's tests use.
+type syncBuf = testkit.Buffer
+
 type weirProc struct {
 	cmd    *exec.Cmd
 	stdout *syncBuf
@@ -100,27 +77,18 @@ type weirProc struct {
 	done   chan error
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func startWeirRun(t *testing.T, bin, dir string, args ...string) *weirProc {
 	t.Helper()
+	return startWeir(t, nil, bin, append([]string{"run", dir, "--var", "kafka_addr=127.0.0.1:0", "--var", "registry_addr=127.0.0.1:0", "--log-format", "json"}, args...)...)
+}
+
+// startWeir starts bin with args (env nil: this process's environment)
+// and kills it at the end of the test if it is still running.
+func startWeir(t *testing.T, env []string, bin string, args ...string) *weirProc {
+	t.Helper()
 	p := &weirProc{stdout: &syncBuf{}, stderr: &syncBuf{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(bin, append([]string{"run", dir, "--var", "kafka_addr=127.0.0.1:0", "--var", "registry_addr=127.0.0.1:0", "--log-format", "json"}, args...)...)
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -133,6 +101,21 @@ func startWeirRun(t *testing.T, bin, dir string, args ...string) *weirProc {
 		}
 	})
 	return p
+}
+
+// waitLines waits until the file at path holds at least n lines.
+func (p *weirProc) waitLines(t *testing.T, path string, n int, within time.Duration) {
+	t.Helper()
+	testkit.CheckFor(t, within, func() error {
+		got, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("%w; weir run's stderr:\n%s", err, p.stderr.String())
+		}
+		if c := strings.Count(string(got), "\n"); c < n {
+			return fmt.Errorf("%d of %d lines in %s; weir run's stderr:\n%s", c, n, path, p.stderr.String())
+		}
+		return nil
+	})
 }
 
 // interrupt sends SIGINT and waits for a clean exit.
@@ -154,7 +137,7 @@ func (p *weirProc) interrupt(t *testing.T) {
 // stdout sink prints the slow requests, Ctrl-C exits cleanly, and a
 // second run resumes without repeating anything.
 func TestRunQuickstart(t *testing.T) {
-	bin := buildWeir(t)
+	bin := weirbin.Build(t)
 	dir := filepath.Join(t.TempDir(), "quickstart")
 	copyDir(t, "../../examples/quickstart", dir)
 	out := filepath.Join(dir, "out", "app_logs.jsonl")

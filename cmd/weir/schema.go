@@ -13,13 +13,17 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/sr"
+	"go.uber.org/zap"
 
+	"weir/internal/pemfile"
+	"weir/internal/srclient"
 	"weir/schemas"
 )
 
 // RegistryEnv names the environment variable with the default registry URL.
-const RegistryEnv = "WEIR_REGISTRY"
+const RegistryEnv = srclient.EnvURL
 
 // DefaultRegistryURL is the registry a local `weir broker` serves.
 const DefaultRegistryURL = "http://127.0.0.1:8081"
@@ -35,11 +39,24 @@ func registryDefault() string {
 type registryFlags struct {
 	url     string
 	timeout time.Duration
+	// TLS and basic auth: flags, else the WEIR_REGISTRY_* variables
+	// (srclient.Options.Env).
+	userInfo, caFile, certFile, keyFile string
+	// --command-config (shared with the client flags): Confluent's
+	// schema.registry.url, basic.auth.user.info, schema.registry.ssl.*
+	// for what the flags leave unset.
+	cc *string
+	fs *pflag.FlagSet
 }
 
 func addRegistryFlags(cmd *cobra.Command) *registryFlags {
-	f := &registryFlags{}
-	cmd.Flags().StringVar(&f.url, "registry", registryDefault(), "schema registry URL(s), comma-separated (default from $"+RegistryEnv+")")
+	f := &registryFlags{cc: addCommandConfigFlag(cmd), fs: cmd.Flags()}
+	cmd.Flags().StringVar(&f.url, "registry", registryDefault(), "schema registry URL(s), comma-separated, http:// or https:// (default from $"+RegistryEnv+")")
+	cmd.Flags().Lookup("registry").DefValue = srclient.Redact(registryDefault())
+	cmd.Flags().StringVar(&f.userInfo, "registry-user-info", "", "basic auth USER:PASSWORD for the registry (Confluent's basic.auth.user.info; default $"+srclient.EnvUserInfo+", which keeps the password out of the process list)")
+	cmd.Flags().StringVar(&f.caFile, "registry-ca-file", "", "PEM CA certificates that sign an https registry's certificate (default $"+srclient.EnvCAFile+", else the system's)")
+	cmd.Flags().StringVar(&f.certFile, "registry-cert-file", "", "PEM client certificate for a registry requiring mutual TLS (default $"+srclient.EnvCertFile+")")
+	cmd.Flags().StringVar(&f.keyFile, "registry-key-file", "", "PEM key of --registry-cert-file (default $"+srclient.EnvKeyFile+"; an encrypted PKCS#8 key's password in $"+srclient.EnvKeyPass+")")
 	if cmd.Flags().Lookup("timeout") == nil {
 		cmd.Flags().DurationVar(&f.timeout, "timeout", 30*time.Second, "how long one registry request may take")
 	}
@@ -47,19 +64,32 @@ func addRegistryFlags(cmd *cobra.Command) *registryFlags {
 }
 
 func (f *registryFlags) client() (*sr.Client, error) {
-	var urls []string
-	for _, u := range strings.Split(f.url, ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			if !strings.Contains(u, "://") {
-				u = "http://" + u
+	var keyPass pemfile.Secret // schema.registry.ssl.key.password of --command-config
+	if *f.cc != "" {
+		set, err := readCommandConfig(*f.cc, zap.NewNop())
+		if err != nil {
+			return nil, err
+		}
+		o := set.Registry.SRClient()
+		keyPass = o.KeyPassword
+		if o.URLs != "" && !f.fs.Changed("registry") && os.Getenv(RegistryEnv) == "" {
+			f.url = o.URLs
+		}
+		for _, p := range []struct {
+			dst *string
+			v   string
+		}{{&f.userInfo, o.UserInfo}, {&f.caFile, o.CAFile}, {&f.certFile, o.CertFile}, {&f.keyFile, o.KeyFile}} {
+			if *p.dst == "" {
+				*p.dst = p.v
 			}
-			urls = append(urls, u)
 		}
 	}
-	if len(urls) == 0 {
-		return nil, fmt.Errorf("--registry %q names no registry URL", f.url)
+	cl, err := srclient.New(srclient.Options{URLs: f.url, UserInfo: f.userInfo, CAFile: f.caFile,
+		CertFile: f.certFile, KeyFile: f.keyFile, KeyPassword: keyPass, UserAgent: "weir"}.Env())
+	if err != nil {
+		return nil, fmt.Errorf("--registry %s: %w", srclient.Redact(f.url), err)
 	}
-	return sr.NewClient(sr.URLs(urls...), sr.UserAgent("weir"))
+	return cl, nil
 }
 
 // explain turns registry errors into messages that say what to do.
@@ -69,11 +99,11 @@ func (f *registryFlags) explain(err error) error {
 	}
 	var re *sr.ResponseError
 	if errors.As(err, &re) {
-		return fmt.Errorf("schema registry %s: %s (error %d)", f.url, re.Message, re.ErrorCode)
+		return fmt.Errorf("schema registry %s: %s (error %d)", srclient.Redact(f.url), re.Message, re.ErrorCode)
 	}
 	var op *net.OpError
 	if errors.As(err, &op) {
-		return fmt.Errorf("%w (is a registry running at %s? `weir broker` serves one on :8081; set --registry or $%s)", err, f.url, RegistryEnv)
+		return fmt.Errorf("%w (is a registry running at %s? `weir broker` serves one on :8081; set --registry or $%s)", err, srclient.Redact(f.url), RegistryEnv)
 	}
 	return err
 }

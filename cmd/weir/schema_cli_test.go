@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"weir/broker/node"
+	"weir/internal/testkit"
 )
 
 // startTestRegistry serves weir's registry (as weir broker does) for the
@@ -30,20 +31,18 @@ func startTestRegistry(t *testing.T, kafkaAddr string) string {
 		_ = stop(ctx)
 	})
 	url := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		resp, err := http.Get(url + "/subjects")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return url
-			}
+		if err != nil {
+			return fmt.Errorf("registry at %s: %w", url, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("registry at %s not ready: %v", url, err)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("registry at %s: %s", url, resp.Status)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return url
 }
 
 func writeFile(t *testing.T, name, text string) string {

@@ -17,6 +17,7 @@ import (
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/connectors/elasticsearch/searchtest"
+	"weir/internal/kafkaclient"
 )
 
 // firstWrite records when the runtime first hands records to the sink,
@@ -113,7 +114,7 @@ func runTopicToIndex(b *testing.B, s *searchtest.Server, broker, topic string, d
 	cfg.Index = index
 	cfg.IDFrom = "none"
 	sink := &firstWrite{Sink: NewSink(cfg)}
-	rt := &connectors.Runtime{Brokers: []string{broker}}
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{broker}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)

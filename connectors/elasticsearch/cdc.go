@@ -31,6 +31,25 @@ package elasticsearch
 //     one bulk item, not a forced round trip for a second action on the
 //     same document.
 //
+//   - Index creation: before its first action on an index, the sink asks
+//     whether the index (or an alias of that name) exists; if not, it
+//     creates it with cdcIndexMappings, so that dynamic mapping keeps
+//     every column's values: date_detection off (a DATE column's
+//     "1000-01-01" would make the field a date, and a later zero date
+//     "0000-00-00" would then be refused) and floating-point numbers
+//     mapped as double, not Elasticsearch's default float (a DOUBLE's
+//     1.7976931348623157e308 would be refused as infinite, and every
+//     double would be searched at float precision). Decimals (and BIGINT
+//     UNSIGNED) arrive as strings (see avroToJSON), so dynamic mapping
+//     makes them text with a keyword subfield, exact; a user mapping can
+//     make them numbers (a numeric field coerces the string). An existing
+//     index, and the mappings and settings of a matching index template,
+//     are the user's: left as they are (the index template's dynamic
+//     templates come after these). When the server refuses the check or
+//     the creation (401/403: the user may index but not manage indices),
+//     the sink logs a warning and indexes anyway (the server may create
+//     the index with its own defaults).
+//
 // Limit: Elasticsearch remembers the version of a deleted document only
 // for the index setting index.gc_deletes (default 60s). A replay that
 // reaches an insert older than a delete more than gc_deletes after that
@@ -47,9 +66,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 
 	"weir/connectors"
 	"weir/schemas"
@@ -282,4 +303,56 @@ func joinKey(parts []string) string {
 		parts[i] = keyEscaper.Replace(p)
 	}
 	return strings.Join(parts, "|")
+}
+
+// cdcIndexMappings are the mappings of an index the sink creates in CDC
+// mode (see the comment at the top of this file).
+const cdcIndexMappings = `{"mappings":{"date_detection":false,"dynamic_templates":[` +
+	`{"weir_cdc_doubles":{"match_mapping_type":"double","mapping":{"type":"double"}}}]}}`
+
+// ensureCDCIndex creates index with cdcIndexMappings unless it exists.
+// Errors wrap connectors.ErrRetriable (the server did not answer, or
+// answered 429/5xx): the caller tries again later.
+func (ix *Indexer) ensureCDCIndex(ctx context.Context, index string) error {
+	retriable := func(what string, status int, err error) error {
+		if err == nil {
+			err = fmt.Errorf("status %d", status)
+		}
+		return fmt.Errorf("%w: cdc: %s index %s: %v", connectors.ErrRetriable, what, index, err)
+	}
+	res, err := ix.client.Indices.Exists([]string{index}, ix.client.Indices.Exists.WithContext(ctx))
+	if err != nil {
+		return retriable("checking", 0, err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	switch {
+	case res.StatusCode == 200:
+		return nil
+	case res.StatusCode == 429 || res.StatusCode >= 500:
+		return retriable("checking", res.StatusCode, nil)
+	case res.StatusCode != 404:
+		ix.log.Warn("cdc: cannot check whether the index exists; indexing into it as it is",
+			zap.String("index", index), zap.Int("status", res.StatusCode))
+		return nil
+	}
+	res, err = ix.client.Indices.Create(index, ix.client.Indices.Create.WithBody(strings.NewReader(cdcIndexMappings)),
+		ix.client.Indices.Create.WithContext(ctx))
+	if err != nil {
+		return retriable("creating", 0, err)
+	}
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
+	res.Body.Close()
+	switch {
+	case res.StatusCode == 200:
+		ix.log.Info("cdc: created index (date_detection off, floating-point numbers as double)", zap.String("index", index))
+	case res.StatusCode == 429 || res.StatusCode >= 500:
+		return retriable("creating", res.StatusCode, nil)
+	case res.StatusCode == 400 && bytes.Contains(body, []byte("resource_already_exists_exception")):
+		// created in the meantime (another sink task)
+	default:
+		ix.log.Warn("cdc: cannot create the index; indexing into it as it is",
+			zap.String("index", index), zap.Int("status", res.StatusCode), zap.ByteString("error", body))
+	}
+	return nil
 }

@@ -175,3 +175,47 @@ func TestCDCRedundantTombstone(t *testing.T) {
 		}
 	}
 }
+
+// A missing index is created with date detection off and floating-point
+// numbers as double, so dynamic mapping refuses no column value: a zero
+// date after a date, a DOUBLE beyond float range. An existing index keeps
+// its own mappings.
+func TestCDCCreatesIndex(t *testing.T) {
+	s := server(t, searchtest.Elasticsearch7)
+	index := indexName(t)
+	ix, dead := newIndexer(t, s, index, func(c *Config) { c.CDC = true })
+	addFlush(t, ix, cdcRec(`{"id":1}`, "r", `{"id":1,"dt":"1000-01-01","d":0.1,"de":"18446744073709551615"}`, "1"),
+		cdcRec(`{"id":2}`, "c", `{"id":2,"dt":"0000-00-00","d":1.7976931348623157e308,"de":"0.5"}`, "2"))
+	if dead.len() != 0 {
+		t.Fatalf("dead letters: %v", dead.errs)
+	}
+	if n := count(t, s, index); n != 2 {
+		t.Fatalf("%d documents, want 2", n)
+	}
+	var m map[string]struct {
+		Mappings struct {
+			DateDetection *bool `json:"date_detection"`
+			Properties    map[string]struct{ Type string }
+		}
+	}
+	if err := json.Unmarshal(s.MustDo(t, "GET", "/"+index+"/_mapping", nil), &m); err != nil {
+		t.Fatal(err)
+	}
+	mp := m[index].Mappings
+	if mp.DateDetection == nil || *mp.DateDetection || mp.Properties["d"].Type != "double" || mp.Properties["dt"].Type != "text" {
+		t.Errorf("mapping of the created index: date_detection %v, properties %+v", mp.DateDetection, mp.Properties)
+	}
+
+	// An index that exists is the user's.
+	own := indexName(t) + "-own"
+	s.MustDo(t, "PUT", "/"+own, []byte(`{"mappings":{"properties":{"d":{"type":"keyword"}}}}`))
+	ix2, _ := newIndexer(t, s, own, func(c *Config) { c.CDC = true })
+	addFlush(t, ix2, cdcRec(`{"id":1}`, "r", `{"id":1,"d":0.1}`, "1"))
+	m = nil
+	if err := json.Unmarshal(s.MustDo(t, "GET", "/"+own+"/_mapping", nil), &m); err != nil {
+		t.Fatal(err)
+	}
+	if mp := m[own].Mappings; mp.DateDetection != nil || mp.Properties["d"].Type != "keyword" {
+		t.Errorf("mapping of an existing index changed: date_detection %v, properties %+v", mp.DateDetection, mp.Properties)
+	}
+}

@@ -1,19 +1,17 @@
 package elasticsearch
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"weir/internal/pemfile"
 
 	es "github.com/elastic/go-elasticsearch/v8"
 )
@@ -36,17 +34,10 @@ type ServerInfo struct {
 // newClient builds the go-elasticsearch client for cfg. The client's own
 // retries are off: the sink classifies and retries failures itself.
 func newClient(cfg *Config) (*es.Client, *productTransport, error) {
-	tlsCfg := &tls.Config{InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // an explicit setting
-	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
-		if err != nil {
-			return nil, nil, fmt.Errorf("ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, nil, fmt.Errorf("ca_file %s: no PEM certificates in it", cfg.CAFile)
-		}
-		tlsCfg.RootCAs = pool
+	tlsCfg, err := pemfile.Client{CAFile: cfg.CAFile, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile,
+		KeyPassword: pemfile.Secret(cfg.KeyPassword), ServerName: cfg.ServerName, InsecureSkipVerify: cfg.InsecureSkipVerify}.Config()
+	if err != nil {
+		return nil, nil, fmt.Errorf("ca_file/cert_file/key_file: %w", err)
 	}
 	base := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,

@@ -52,6 +52,9 @@ type Config struct {
 	// with the magic byte 0, else JSON), "json" or "avro".
 	ValueFormat       string
 	SchemaRegistryURL string
+	// SchemaRegistryConfig is the registry client settings
+	// (schema_registry_config; kafkaclient.OpenRegistry).
+	SchemaRegistryConfig map[string]string
 
 	// Bulk sizing and concurrency.
 	Workers       int           // concurrent bulk requests
@@ -74,6 +77,13 @@ type Config struct {
 	APIKey             string
 	CAFile             string
 	InsecureSkipVerify bool
+	// Client certificate (mutual TLS): CertFile holds the chain and, when
+	// KeyFile is empty, the key; KeyPassword decrypts an encrypted
+	// PKCS#8 key. ServerName is the name the server's certificate must
+	// carry ("": the URL's host).
+	CertFile, KeyFile string
+	KeyPassword       string
+	ServerName        string
 }
 
 // Defaults returns a Config with every default filled in.
@@ -110,6 +120,7 @@ var Spec = connectors.Spec{
 		{Name: "cdc_metadata_field", Type: connectors.String, Doc: "with cdc: document field that gets the change's op, ts_ms and source ts_ms/file/pos/gtid"},
 		{Name: "value_format", Type: connectors.String, Default: "auto", Enum: []string{"auto", "json", "avro"}, Doc: "auto: Confluent-framed Avro when the value starts with byte 0, else JSON"},
 		{Name: "schema_registry_url", Type: connectors.String, Doc: "schema registry for Avro values (weir's or Confluent's)"},
+		connectors.RegistryConfigField,
 		{Name: "workers", Type: connectors.Int, Default: 2, Doc: "concurrent bulk requests"},
 		{Name: "bulk_max_bytes", Type: connectors.Size, Default: "5MiB", Doc: "bytes per bulk request"},
 		{Name: "bulk_max_docs", Type: connectors.Int, Default: 10000, Doc: "documents buffered before the sink waits for their bulk results"},
@@ -121,9 +132,13 @@ var Spec = connectors.Spec{
 		{Name: "retry_initial", Type: connectors.Duration, Default: "100ms", Doc: "first retry delay (doubles, with jitter)"},
 		{Name: "retry_max", Type: connectors.Duration, Default: "30s", Doc: "largest retry delay"},
 		{Name: "username", Type: connectors.String, Doc: "basic auth user"},
-		{Name: "password", Type: connectors.String, Doc: "basic auth password"},
-		{Name: "api_key", Type: connectors.String, Doc: "API key (base64 id:key), sent as Authorization: ApiKey"},
+		{Name: "password", Type: connectors.String, Sensitive: true, Doc: "basic auth password"},
+		{Name: "api_key", Type: connectors.String, Sensitive: true, Doc: "API key (base64 id:key), sent as Authorization: ApiKey"},
 		{Name: "ca_file", Type: connectors.String, Doc: "PEM file of the CAs that sign the server's certificate"},
+		{Name: "cert_file", Type: connectors.String, Doc: "PEM client certificate chain for mutual TLS (and its key, when key_file is empty)"},
+		{Name: "key_file", Type: connectors.String, Doc: "PEM private key of cert_file"},
+		{Name: "key_password", Type: connectors.String, Sensitive: true, Doc: "password of an encrypted key (PKCS#8)"},
+		{Name: "server_name", Type: connectors.String, Doc: "name the server's certificate must carry (default: the URL's host)"},
 		{Name: "insecure_skip_verify", Type: connectors.Bool, Default: false, Doc: "do not verify the server's certificate (tests only)"},
 	},
 	Validate: func(c connectors.Config) error { _, err := FromConfig(c); return err },
@@ -152,6 +167,7 @@ func FromConfig(c connectors.Config) (Config, error) {
 		cfg.ValueFormat = c.String("value_format")
 	}
 	cfg.SchemaRegistryURL = c.String("schema_registry_url")
+	cfg.SchemaRegistryConfig = c.StringMap(connectors.RegistryConfigSetting)
 	if c.Has("workers") {
 		cfg.Workers = int(c.Int("workers"))
 	}
@@ -183,6 +199,8 @@ func FromConfig(c connectors.Config) (Config, error) {
 	cfg.APIKey = c.String("api_key")
 	cfg.CAFile = c.String("ca_file")
 	cfg.InsecureSkipVerify = c.Bool("insecure_skip_verify")
+	cfg.CertFile, cfg.KeyFile = c.String("cert_file"), c.String("key_file")
+	cfg.KeyPassword, cfg.ServerName = c.String("key_password"), c.String("server_name")
 	return cfg, cfg.Validate()
 }
 

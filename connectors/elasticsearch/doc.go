@@ -7,7 +7,8 @@
 //
 //   - Value: Confluent-framed Avro (magic byte 0; decoded with the schema
 //     registry at schema_registry_url, unions unwrapped, timestamps as RFC
-//     3339) or JSON passed through (re-compacted only when it spans lines).
+//     3339, decimals as strings of their exact digits, bytes as base64)
+//     or JSON passed through (re-compacted only when it spans lines).
 //   - Index: a template (template.go): literal text, %{[field][sub]} or
 //     %{field.sub} from the document, %{+2006.01.02} for the event time in
 //     UTC (Go layout; yyyy MM dd HH mm ss also work), and
@@ -33,7 +34,10 @@
 //     _id from the primary-key key (Avro or JSON; composite keys joined
 //     with "|"), the envelope's after image as the document, op d and
 //     tombstones as deletes, version_type external from the
-//     weir.cdc.version header. Deleted-document versions last only
+//     weir.cdc.version header. A missing index is created with date
+//     detection off and floating-point numbers mapped as double, so that
+//     dynamic mapping refuses no column value (a zero date after a date,
+//     a DOUBLE beyond float range). Deleted-document versions last only
 //     index.gc_deletes (60s by default): see cdc.go.
 //
 // # Results, retries, dead letters (indexer.go)
@@ -74,7 +78,10 @@
 // header only when it is OpenSearch or Elasticsearch 7.x; anything else is
 // refused with ErrUnsupportedServer. The v8 compatibility header is never
 // sent, so 7.x and OpenSearch accept the requests. Auth: basic, API key;
-// TLS with a CA file or (tests only) without verification; gzip bodies
+// TLS with a CA file, a client certificate (cert_file, key_file, an
+// encrypted key's key_password: mutual TLS), server_name, or (tests only)
+// without verification (internal/pemfile.Client); password, api_key and
+// key_password are sensitive (never printed); gzip bodies
 // with compress = true.
 //
 // The tests run on real Elasticsearch 7.17 and 8.15 and OpenSearch 2.19

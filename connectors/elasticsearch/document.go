@@ -315,8 +315,11 @@ func toTime(v any) (time.Time, bool) {
 
 // avroToJSON converts goavro's native form of a value of schema n into
 // plain JSON values: unions unwrapped to their branch value, timestamps
-// as RFC 3339 text, dates as YYYY-MM-DD, decimals as numbers, bytes as
-// base64 (encoding/json's []byte).
+// as RFC 3339 text, dates as YYYY-MM-DD, decimals as strings of their
+// exact digits at the schema's scale (as Debezium's decimal.handling.mode
+// = string: a JSON number would be mapped as a float by the server, and
+// one beyond the long range, such as a BIGINT UNSIGNED ≥ 2^63, refused),
+// bytes as base64 (encoding/json's []byte).
 func avroToJSON(n *schemas.Node, v any) any {
 	if v == nil {
 		return nil
@@ -380,7 +383,7 @@ func avroToJSON(n *schemas.Node, v any) any {
 		}
 		return x.Milliseconds()
 	case *big.Rat:
-		return json.Number(x.FloatString(n.Scale))
+		return x.FloatString(n.Scale)
 	case float32:
 		return json.Number(strconv.FormatFloat(float64(x), 'g', -1, 32))
 	}

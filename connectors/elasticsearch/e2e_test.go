@@ -17,6 +17,9 @@ import (
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/connectors/elasticsearch/searchtest"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
+	"weir/internal/testkit"
 	"weir/schemas"
 	"weir/schemas/registry"
 )
@@ -32,7 +35,7 @@ func startRegistry(t *testing.T, b *testbroker.Broker) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	kl, err := registry.OpenKafka(ctx, registry.KafkaConfig{Brokers: []string{b.Addr}})
+	kl, err := registry.OpenKafka(ctx, registry.KafkaConfig{Client: kafkaclient.Options{Brokers: []string{b.Addr}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +107,7 @@ func TestEndToEndTopicToIndex(t *testing.T) {
 	cfg.URLs = []string{s.URL}
 	cfg.Index = index
 	cfg.SchemaRegistryURL = regURL
-	rt := &connectors.Runtime{Brokers: []string{b.Addr}, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))}
 	run := func(sink *Sink) (stop func() error) {
 		rctx, rcancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
@@ -117,7 +120,7 @@ func TestEndToEndTopicToIndex(t *testing.T) {
 	sink := NewSink(cfg)
 	stop := run(sink)
 	want := n - 1 - 1 + 1 // minus the conflict, minus the deleted k5, plus the JSON record
-	checkFor(t, time.Minute, func() error {
+	testkit.CheckFor(t, time.Minute, func() error {
 		if got := count(t, s, index); got != want {
 			return fmt.Errorf("count %d, want %d", got, want)
 		}
@@ -132,9 +135,9 @@ func TestEndToEndTopicToIndex(t *testing.T) {
 		t.Fatalf("k42 = %v", got)
 	}
 
-	dlq := connectors.DeadLetterTopic("es-e2e")
+	dlq := deadletter.Topic("es-e2e")
 	var dead []*kgo.Record
-	checkFor(t, 30*time.Second, func() error {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		dead = b.ReadAll(dlq)
 		if len(dead) != 1 {
 			return fmt.Errorf("%d records in %s, want 1", len(dead), dlq)
@@ -145,14 +148,14 @@ func TestEndToEndTopicToIndex(t *testing.T) {
 	for _, h := range dead[0].Headers {
 		headers[h.Key] = string(h.Value)
 	}
-	if string(dead[0].Key) != "k1234" || !strings.Contains(headers[connectors.HeaderErrMessage], "mapper_parsing_exception") ||
-		headers[connectors.HeaderErrTopic] != topic || headers[connectors.HeaderErrConnector] != "es-e2e" {
+	if string(dead[0].Key) != "k1234" || !strings.Contains(headers[deadletter.HeaderMessage], "mapper_parsing_exception") ||
+		headers[deadletter.HeaderTopic] != topic || headers[deadletter.HeaderConnector] != "es-e2e" {
 		t.Fatalf("dead letter key %s headers %v", dead[0].Key, headers)
 	}
 
 	// Offsets are committed up to the partition ends.
 	adm := kadm.NewClient(b.Client())
-	checkFor(t, 30*time.Second, func() error {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		ends, err := adm.ListEndOffsets(ctx, topic)
 		if err != nil {
 			return err
@@ -181,7 +184,7 @@ func TestEndToEndTopicToIndex(t *testing.T) {
 	sink2 := NewSink(cfg)
 	stop2 := run(sink2)
 	cl.ProduceSync(ctx, &kgo.Record{Key: []byte("after-restart"), Value: []byte(`{"code":1}`)})
-	checkFor(t, 30*time.Second, func() error {
+	testkit.CheckFor(t, 30*time.Second, func() error {
 		if doc(t, s, index, "after-restart") == nil {
 			return fmt.Errorf("new record not indexed after restart")
 		}

@@ -124,21 +124,6 @@ func doc(t *testing.T, s *searchtest.Server, index, id string) map[string]any {
 	return r.Source
 }
 
-func checkFor(t *testing.T, timeout time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %v", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func indexName(t *testing.T) string {
 	return "weir-" + strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 }

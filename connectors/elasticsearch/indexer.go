@@ -18,10 +18,9 @@ import (
 	"go.uber.org/zap"
 
 	"weir/connectors"
+	"weir/internal/kafkaclient"
 	"weir/schemas"
 	"weir/schemas/registry"
-
-	"github.com/twmb/franz-go/pkg/sr"
 )
 
 // ErrRefused is wrapped by Flush errors when the server refuses bulk
@@ -87,6 +86,7 @@ type Indexer struct {
 	inflight map[string]bool // index+id added to the bulk indexer since its last flush
 	unsent   int             // ops added since the bulk indexer's last flush
 	resubmit bool            // cycle holds ops to send again (a Flush failed)
+	indices  map[string]bool // cdc: indices checked (and created when missing) by ensureCDCIndex
 	partial  *kgo.Record     // first record of a Write that failed midway
 	done     int             // how many of its records were added
 	stats    struct{ stored, dead, retried, busy atomic.Uint64 }
@@ -104,7 +104,7 @@ func NewIndexer(cfg Config, deadLetter func(*kgo.Record, error), m *connectors.M
 	}
 	var serde *schemas.Serde
 	if cfg.SchemaRegistryURL != "" {
-		cl, err := sr.NewClient(sr.URLs(cfg.SchemaRegistryURL))
+		cl, err := kafkaclient.OpenRegistry(cfg.SchemaRegistryURL, cfg.SchemaRegistryConfig)
 		if err != nil {
 			return nil, fmt.Errorf("%w: schema_registry_url: %w", connectors.ErrConfig, err)
 		}
@@ -119,7 +119,7 @@ func NewIndexer(cfg Config, deadLetter func(*kgo.Record, error), m *connectors.M
 		return nil, fmt.Errorf("%w: %w", connectors.ErrConfig, err)
 	}
 	ix := &Indexer{cfg: cfg, b: b, client: client, pt: pt, deadLetter: deadLetter, m: m, log: log,
-		latest: map[string]*op{}, inflight: map[string]bool{}}
+		latest: map[string]*op{}, inflight: map[string]bool{}, indices: map[string]bool{}}
 	ix.bi, err = esutil.NewBulkIndexer(esutil.BulkIndexerConfig{
 		Client:        client,
 		NumWorkers:    cfg.Workers,
@@ -173,6 +173,13 @@ func (ix *Indexer) Add(ctx context.Context, rs []*kgo.Record) error {
 			}
 			ix.partial, ix.done = rs[0], i
 			return err
+		}
+		if ix.cfg.CDC && !ix.indices[o.index] {
+			if err := ix.ensureCDCIndex(ctx, o.index); err != nil {
+				ix.partial, ix.done = rs[0], i
+				return err
+			}
+			ix.indices[o.index] = true
 		}
 		ix.seq++
 		o.seq = ix.seq

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -179,7 +181,9 @@ func TestAvroToJSON(t *testing.T) {
 		{"name":"n","type":["null","long"]},
 		{"name":"tags","type":{"type":"array","items":"string"}},
 		{"name":"sub","type":["null",{"type":"record","name":"sub","fields":[{"name":"a","type":"int"}]}]},
-		{"name":"lvl","type":{"type":"enum","name":"lvl","symbols":["INFO","WARN"]}}]}`)
+		{"name":"lvl","type":{"type":"enum","name":"lvl","symbols":["INFO","WARN"]}},
+		{"name":"de","type":["null",{"type":"bytes","logicalType":"decimal","precision":65,"scale":30}]},
+		{"name":"u","type":{"type":"bytes","logicalType":"decimal","precision":20,"scale":0}}]}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,12 +194,16 @@ func TestAvroToJSON(t *testing.T) {
 		"tags": []any{"a", "b"},
 		"sub":  map[string]any{"weir.sub": map[string]any{"a": int32(7)}},
 		"lvl":  "WARN",
+		"de":   map[string]any{"bytes.decimal": rat("-12345678901234567890123456789012345.123456789012345678901234567890")},
+		"u":    rat("18446744073709551615"),
 	}
 	b, err := json.Marshal(avroToJSON(s.Root, native))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"host":"h1","lvl":"WARN","n":null,"sub":{"a":7},"tags":["a","b"],"ts":"2023-11-14T22:13:20.123Z"}`
+	// Decimals: strings of the exact digits at the schema's scale.
+	want := `{"de":"-12345678901234567890123456789012345.123456789012345678901234567890","host":"h1","lvl":"WARN","n":null,` +
+		`"sub":{"a":7},"tags":["a","b"],"ts":"2023-11-14T22:13:20.123Z","u":"18446744073709551615"}`
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}
@@ -235,5 +243,37 @@ func TestIDFromOffset(t *testing.T) {
 	}
 	if _, err := Spec.Decode(map[string]any{"urls": "u", "index": "i", "id_from": "offset", "id_field": "f"}); err == nil || !strings.Contains(err.Error(), "id_field is set") {
 		t.Fatalf("id_field with id_from = offset: %v", err)
+	}
+}
+
+func rat(s string) *big.Rat {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		panic(s)
+	}
+	return r
+}
+
+// TestSchemaRegistryConfig: schema_registry_config reaches the registry
+// client (kafkaclient.OpenRegistry, built by internal/srclient): a
+// setting it holds is read (a missing CA file is an error naming it),
+// and neither the error nor the printed config holds the password.
+func TestSchemaRegistryConfig(t *testing.T) {
+	const secret = "Es-Reg-Secret-1"
+	cfg, err := Spec.Decode(map[string]any{"urls": "http://h:9200", "index": "i", "value_format": "avro", "schema_registry_url": "https://127.0.0.1:1",
+		"schema_registry_config": map[string]any{"basic.auth.user.info": "u:" + secret, "schema.registry.ssl.truststore.location": "/nonexistent/ca.pem"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if printed := fmt.Sprint(Spec.Redact(cfg)); strings.Contains(printed, secret) {
+		t.Errorf("printed config holds the password: %s", printed)
+	}
+	c, err := FromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewIndexer(c, nil, nil, nil)
+	if err == nil || !errors.Is(err, connectors.ErrConfig) || !strings.Contains(err.Error(), "CA file") || strings.Contains(err.Error(), secret) {
+		t.Errorf("NewIndexer with a missing registry CA file: %v", err)
 	}
 }

@@ -31,5 +31,7 @@
 // Files: spec.go (config spec, Options), source.go (Poll loop, emit),
 // files.go (scan results, identity, open/resume), read.go (line
 // splitting, truncation, closing), multiline.go, scan.go (globs),
-// position.go (keys and position bytes), event.go (schema, encoders).
+// position.go (keys and position bytes), event.go (the event described
+// once for connectors/internal/event, which gives the schema text and the
+// Avro and JSON encodings).
 package file

@@ -17,6 +17,7 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
+	"weir/internal/kafkaclient"
 )
 
 // The child process of TestKillDashNine runs the file source against the
@@ -44,7 +45,7 @@ func childMain() int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
-	rt := &connectors.Runtime{Brokers: []string{os.Getenv("WEIR_BROKER")}, Logger: lg}
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{os.Getenv("WEIR_BROKER")}}, Logger: lg}
 	if err := rt.RunSource(ctx, "e2e", src, connectors.SourceOptions{Topic: "e2e", CommitInterval: 500 * time.Millisecond}); err != nil {
 		lg.Error("source failed", zap.Error(err))
 		return 1

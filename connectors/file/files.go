@@ -182,17 +182,23 @@ func lastLineEnd(f *os.File, size int64) int64 {
 // checkHead detects a file whose content was replaced in place
 // (copytruncate followed by fast writes).
 func (s *Source) checkHead(t *tracked) {
+	if s.headChanged(t) {
+		s.truncated(t, "its first bytes changed")
+	}
+}
+
+// headChanged reports whether t's first bytes are no longer those that
+// identify it: the file was truncated and written again in place.
+func (s *Source) headChanged(t *tracked) bool {
 	n := s.o.FingerprintBytes
 	if t.small {
 		n = len(t.head)
 	}
 	if n == 0 {
-		return
+		return false
 	}
 	head := make([]byte, n)
 	got, _ := t.f.ReadAt(head, 0)
 	same := got == n && (t.small && bytes.Equal(head, t.head) || !t.small && fpKey(head) == t.key)
-	if !same {
-		s.truncated(t, "its first bytes changed")
-	}
+	return !same
 }

@@ -13,6 +13,7 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
+	"weir/internal/kafkaclient"
 	"weir/schemas"
 	"weir/schemas/registry"
 )
@@ -40,7 +41,7 @@ func newEnv(t *testing.T) *env {
 		lg, _ = zap.NewDevelopment()
 	}
 	return &env{t: t, b: b, reg: reg, dir: t.TempDir(), ms: ms, serd: schemas.NewSerde(registry.ClientSource(cl)),
-		rt: &connectors.Runtime{Brokers: []string{b.Addr}, Metrics: ms, Logger: lg}}
+		rt: &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Metrics: ms, Logger: lg}}
 }
 
 func (e *env) options(topic string, include ...string) Options {
@@ -167,7 +168,7 @@ func runBench(tb testing.TB, broker string, o Options) (stop func()) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	rt := &connectors.Runtime{Brokers: []string{broker}}
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{broker}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- rt.RunSource(ctx, "bench", src, connectors.SourceOptions{Topic: o.Topic}) }()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/connectors"
+	"weir/internal/testkit"
 )
 
 type rawTestCtx struct{ m *connectors.Metrics }
@@ -25,16 +27,16 @@ func (c rawTestCtx) Metrics() *connectors.Metrics { return c.m }
 func pollN(t *testing.T, src *Source, n int) []connectors.SourceRecord {
 	t.Helper()
 	var out []connectors.SourceRecord
-	deadline := time.Now().Add(10 * time.Second)
-	for len(out) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d records, want %d", len(out), n)
-		}
+	testkit.CheckFor(t, 10*time.Second, func() error {
 		var err error
 		if out, err = src.Poll(context.Background(), out); err != nil {
-			t.Fatal(err)
+			return testkit.Stop(err)
 		}
-	}
+		if len(out) < n {
+			return fmt.Errorf("%d records, want %d", len(out), n)
+		}
+		return nil
+	})
 	if len(out) != n {
 		t.Fatalf("%d records, want %d", len(out), n)
 	}

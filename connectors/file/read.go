@@ -22,6 +22,15 @@ func (s *Source) readChunk(t *tracked) int {
 		}
 		return 0
 	}
+	// A reader behind a copytruncate rotation finds the file truncated and
+	// written again past its offset: what it read is new content, not the
+	// rest of the old. The head is checked after the read, so new bytes
+	// read imply a changed head; the chunk is dropped and the file read
+	// again from the start (the copy resumes the old content).
+	if t.readOff > 0 && s.headChanged(t) {
+		s.truncated(t, "its first bytes changed")
+		return 0
+	}
 	data := s.buf[:n]
 	base := t.readOff
 	t.readOff += int64(n)

@@ -7,9 +7,8 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/sr"
-
 	"weir/connectors"
+	enc "weir/connectors/internal/event"
 )
 
 // Spec is the declared configuration of the "file" source kind.
@@ -32,6 +31,7 @@ var Spec = connectors.Spec{
 		{Name: "rotate_wait", Type: connectors.Duration, Default: "5s", Doc: "Keep reading a file renamed away or deleted for this long after its last data."},
 		{Name: "encoding", Type: connectors.String, Default: "avro", Enum: []string{"avro", "json"}, Doc: "Record values: Confluent-framed Avro (schema registered as <topic>-value) or JSON."},
 		{Name: "schema_registry", Type: connectors.String, Doc: "Schema registry URL (required for avro)."},
+		connectors.RegistryConfigField,
 		{Name: "fields", Type: connectors.StringMap, Doc: "Static fields added to every event."},
 		{Name: "host", Type: connectors.String, Doc: "Host name written in events (default: this machine's)."},
 	},
@@ -114,16 +114,9 @@ func OptionsFromConfig(c connectors.Config) (Options, error) {
 	if p := c.String("multiline_pattern"); p != "" {
 		o.MultilinePattern = regexp.MustCompile(p) // validated by Spec
 	}
-	if c.String("encoding") == "json" {
-		o.Encoder = JSONEncoder{}
-	} else {
-		cl, err := sr.NewClient(sr.URLs(c.String("schema_registry")))
-		if err != nil {
-			return o, fmt.Errorf("schema registry %q: %w", c.String("schema_registry"), err)
-		}
-		o.Encoder = &AvroEncoder{Registry: cl}
-	}
-	return o, nil
+	e, err := enc.New[Event](c.String("encoding"), c.String("schema_registry"), c.StringMap(connectors.RegistryConfigSetting))
+	o.Encoder = e
+	return o, err
 }
 
 func (o *Options) defaults() error {

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,8 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
+	"weir/internal/kafkaclient"
+	"weir/internal/testkit"
 )
 
 // nobody is the unprivileged uid/gid the child source runs as, so that
@@ -67,28 +67,10 @@ func TestUnreadableChild(t *testing.T) {
 		}
 	}()
 	defer close(done)
-	rt := &connectors.Runtime{Brokers: []string{os.Getenv("WEIR_BROKER")}, Metrics: ms, Logger: lg}
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{os.Getenv("WEIR_BROKER")}}, Metrics: ms, Logger: lg}
 	if err := rt.RunSource(ctx, "unreadable", src, connectors.SourceOptions{Topic: "unreadable", CommitInterval: 100 * time.Millisecond}); err != nil {
 		t.Fatalf("source: %v", err)
 	}
-}
-
-// syncBuf is an io.Writer safe to read while the child writes to it.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // copyExecutable copies the running test binary into a fresh directory
@@ -152,7 +134,7 @@ func TestUnreadableFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var out syncBuf
+	var out testkit.Buffer
 	cmd := exec.Command(copyExecutable(t), "-test.run=^TestUnreadableChild$")
 	cmd.Env = append(os.Environ(), "WEIR_UNREADABLE_CHILD=1", "WEIR_BROKER="+b.Addr, "WEIR_REGISTRY="+reg, "WEIR_DIR="+dir)
 	cmd.Dir = dir

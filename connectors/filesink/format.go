@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"weir/connectors"
+	"weir/internal/jsonw"
+	"weir/internal/kafkaclient"
 	"weir/schemas"
 )
 
@@ -40,13 +42,14 @@ type Writer struct {
 }
 
 // NewWriter returns a Writer of format; registryURL ("" for none) is the
-// schema registry used to decode Confluent-framed Avro values.
-func NewWriter(format, registryURL string) (*Writer, error) {
+// schema registry used to decode Confluent-framed Avro values, reached
+// with the client settings registryConfig (kafkaclient.OpenRegistry).
+func NewWriter(format, registryURL string, registryConfig map[string]string) (*Writer, error) {
 	w := &Writer{format: format}
 	if registryURL != "" {
-		cl, err := sr.NewClient(sr.URLs(registryURL))
+		cl, err := kafkaclient.OpenRegistry(registryURL, registryConfig)
 		if err != nil {
-			return nil, fmt.Errorf("schema registry %s: %w", registryURL, err)
+			return nil, err
 		}
 		w.serde = schemas.NewSerde(srSource{cl})
 	}
@@ -86,7 +89,7 @@ func (w *Writer) Append(ctx context.Context, r *kgo.Record) error {
 		w.buf = append(w.buf, `{"topic":`...)
 		w.buf = strconv.AppendQuote(w.buf, r.Topic)
 		w.buf = fmt.Appendf(w.buf, `,"partition":%d,"offset":%d,"timestamp":`, r.Partition, r.Offset)
-		w.buf = appendString(w.buf, r.Timestamp.UTC().Format(time.RFC3339Nano))
+		w.buf = jsonw.AppendString(w.buf, r.Timestamp.UTC().Format(time.RFC3339Nano))
 		w.buf = append(w.buf, `,"key":`...)
 		if r.Key == nil {
 			w.buf = append(w.buf, "null"...)
@@ -143,16 +146,11 @@ func (w *Writer) appendValue(ctx context.Context, b, v []byte) ([]byte, error) {
 	return appendBytes(b, v), nil
 }
 
-func appendString(b []byte, s string) []byte {
-	e, _ := json.Marshal(s)
-	return append(b, e...)
-}
-
 func appendBytes(b, v []byte) []byte {
 	if utf8.Valid(v) {
-		return appendString(b, string(v))
+		return jsonw.AppendString(b, string(v))
 	}
-	return appendString(b, base64.StdEncoding.EncodeToString(v))
+	return jsonw.AppendString(b, base64.StdEncoding.EncodeToString(v))
 }
 
 // appendAvroJSON writes a native Avro value as plain JSON: unions as
@@ -183,7 +181,7 @@ func appendAvroJSON(b []byte, n *schemas.Node, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, f.Name)
+			b = jsonw.AppendString(b, f.Name)
 			b = append(b, ':')
 			b = appendAvroJSON(b, f.Type, m[f.Name])
 		}
@@ -203,7 +201,7 @@ func appendAvroJSON(b []byte, n *schemas.Node, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsonw.AppendString(b, k)
 			b = append(b, ':')
 			b = appendAvroJSON(b, n.Values, m[k])
 		}
@@ -242,11 +240,11 @@ func appendNative(b []byte, v any) []byte {
 	case float64:
 		return appendFloat(b, x)
 	case string:
-		return appendString(b, x)
+		return jsonw.AppendString(b, x)
 	case []byte:
 		return appendBytes(b, x)
 	case time.Time:
-		return appendString(b, x.UTC().Format(time.RFC3339Nano))
+		return jsonw.AppendString(b, x.UTC().Format(time.RFC3339Nano))
 	case time.Duration:
 		return strconv.AppendInt(b, x.Milliseconds(), 10)
 	case *big.Rat:
@@ -262,7 +260,7 @@ func appendNative(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsonw.AppendString(b, k)
 			b = append(b, ':')
 			b = appendNative(b, x[k])
 		}
@@ -277,7 +275,7 @@ func appendNative(b []byte, v any) []byte {
 		}
 		return append(b, ']')
 	}
-	return appendString(b, fmt.Sprint(v))
+	return jsonw.AppendString(b, fmt.Sprint(v))
 }
 
 func appendFloat(b []byte, f float64) []byte {

@@ -20,6 +20,7 @@ var Spec = connectors.Spec{
 		{Name: "format", Type: connectors.String, Default: FormatJSON, Enum: Formats, Doc: "json: one JSON value per line (Avro decoded); raw: value bytes; envelope: JSON with topic, partition, offset, key, timestamp and value."},
 		{Name: "fsync", Type: connectors.Bool, Default: true, Doc: "Sync the file at every flush, before offsets are committed."},
 		{Name: "schema_registry", Type: connectors.String, Doc: "Schema registry URL, to decode Avro values (weir run fills in its own)."},
+		connectors.RegistryConfigField,
 	},
 }
 
@@ -32,7 +33,7 @@ func init() {
 		Spec: Spec,
 		NewSink: func(name string, cfg connectors.Config) (connectors.Sink, error) {
 			return New(Options{Path: cfg.String("path"), Format: cfg.String("format"), Fsync: cfg.Bool("fsync"),
-				SchemaRegistry: cfg.String("schema_registry")})
+				SchemaRegistry: cfg.String("schema_registry"), RegistryConfig: cfg.StringMap(connectors.RegistryConfigSetting)})
 		},
 	})
 }
@@ -46,6 +47,9 @@ type Options struct {
 	Format         string
 	Fsync          bool
 	SchemaRegistry string
+	// RegistryConfig is the registry client settings
+	// (schema_registry_config; kafkaclient.OpenRegistry).
+	RegistryConfig map[string]string
 	// Out, when set, replaces the file (the stdout sink); Path is then
 	// unused and Fsync ignored.
 	Out io.Writer
@@ -65,7 +69,7 @@ func New(o Options) (*Sink, error) {
 	if o.Format == "" {
 		o.Format = FormatJSON
 	}
-	w, err := NewWriter(o.Format, o.SchemaRegistry)
+	w, err := NewWriter(o.Format, o.SchemaRegistry, o.RegistryConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +84,11 @@ func (s *Sink) Open(_ context.Context, sc connectors.SinkContext) error {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(s.opts.Path), 0o755); err != nil {
-		return fmt.Errorf("file sink: %w", err)
+		return fmt.Errorf("file sink: setting \"path\": %w", err)
 	}
 	f, err := os.OpenFile(s.opts.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("file sink: %w", err)
+		return fmt.Errorf("file sink: setting \"path\": %w", err)
 	}
 	s.f, s.out = f, f
 	return nil

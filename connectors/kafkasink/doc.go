@@ -7,5 +7,8 @@
 // again the ones that failed (returning a retriable error, so the runtime
 // calls Flush again), so consumer offsets are committed only for records
 // the destination has. Records may be repeated after a crash
-// (at-least-once), never lost.
+// (at-least-once), never lost. A record the destination refuses for good
+// (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, INVALID_RECORD,
+// INVALID_TIMESTAMP) is produced again alone, since the refusal may be
+// its batch's; refused alone, it goes to the dead-letter topic.
 package kafkasink

@@ -2,12 +2,15 @@ package kafkasink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors"
+	"weir/internal/kafkaclient"
 )
 
 // Spec is the declared configuration of the "kafka" sink kind.
@@ -15,6 +18,7 @@ var Spec = connectors.Spec{
 	Fields: []connectors.Field{
 		{Name: "topic", Type: connectors.String, Required: true, Doc: "Destination topic."},
 		{Name: "brokers", Type: connectors.StringList, Doc: "Bootstrap brokers of the destination cluster (weir run fills in its own)."},
+		{Name: "client_config", Type: connectors.StringMap, Sensitive: true, Doc: "Kafka client properties of the destination cluster: security.protocol, sasl.mechanism, sasl.username, sasl.password, ssl.truststore.location, ssl.keystore.location, ssl.key.password, client.id (weir run fills in its broker block's client_config when brokers is its own too)."},
 		{Name: "linger", Type: connectors.Duration, Default: "5ms", Doc: "Producer linger."},
 		{Name: "compression", Type: connectors.String, Default: "none", Enum: []string{"none", "gzip", "snappy", "lz4", "zstd"}, Doc: "Batch compression."},
 	},
@@ -22,7 +26,8 @@ var Spec = connectors.Spec{
 		if len(c.Strings("brokers")) == 0 {
 			return fmt.Errorf(`"brokers" must name at least one broker`)
 		}
-		return nil
+		_, err := clientOf(c)
+		return err
 	},
 }
 
@@ -32,55 +37,80 @@ func init() {
 		Doc:  "Copies the records of its topics to a topic of a Kafka-compatible cluster.",
 		Spec: Spec,
 		NewSink: func(name string, cfg connectors.Config) (connectors.Sink, error) {
-			return New(Options{Topic: cfg.String("topic"), Brokers: cfg.Strings("brokers"),
-				Opts: []kgo.Opt{kgo.ProducerLinger(cfg.Duration("linger")), kgo.ProducerBatchCompression(codec(cfg.String("compression")))}})
+			codec, err := kafkaclient.ParseCompression(cfg.String("compression"))
+			if err != nil {
+				return nil, fmt.Errorf("%w: kafka sink %q: %v", connectors.ErrConfig, name, err)
+			}
+			client, err := clientOf(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("%w: kafka sink %q: %v", connectors.ErrConfig, name, err)
+			}
+			return New(Options{Topic: cfg.String("topic"), Client: client,
+				Opts: []kgo.Opt{kgo.ProducerLinger(cfg.Duration("linger")), kgo.ProducerBatchCompression(codec)}})
 		},
 	})
 }
 
-func codec(name string) kgo.CompressionCodec {
-	switch name {
-	case "gzip":
-		return kgo.GzipCompression()
-	case "snappy":
-		return kgo.SnappyCompression()
-	case "lz4":
-		return kgo.Lz4Compression()
-	case "zstd":
-		return kgo.ZstdCompression()
+// clientOf is the destination's client settings: brokers and
+// client_config (Kafka client properties).
+func clientOf(c connectors.Config) (kafkaclient.Options, error) {
+	o := kafkaclient.Options{Brokers: c.Strings("brokers")}
+	props := c.StringMap("client_config")
+	if len(props) == 0 {
+		return o, nil
 	}
-	return kgo.NoCompression()
+	set, ignored, err := kafkaclient.ParseProperties(props)
+	if err != nil {
+		return o, fmt.Errorf("client_config: %w", err)
+	}
+	if len(ignored) > 0 {
+		return o, fmt.Errorf("client_config: weir does not read %v (it holds security.protocol, sasl.*, ssl.* and client.id)", ignored)
+	}
+	if len(set.Brokers) > 0 {
+		return o, fmt.Errorf("client_config: bootstrap.servers: name the brokers with brokers = [...]")
+	}
+	return set.Options(o), nil
 }
 
 // Options configure a Sink.
 type Options struct {
-	Topic   string
-	Brokers []string
-	Opts    []kgo.Opt
+	Topic string
+	// Client is how the producer connects to the destination cluster.
+	Client kafkaclient.Options
+	Opts   []kgo.Opt // producer tuning, applied last
 }
 
 // Sink copies records to Options.Topic.
 type Sink struct {
 	opts Options
 	cl   *kgo.Client
+	sc   connectors.SinkContext
 
 	mu     sync.Mutex
-	failed []*kgo.Record
+	failed []failure
 	err    error
+}
+
+// failure is a record whose copy was not produced, and why.
+type failure struct {
+	orig *kgo.Record
+	err  error
 }
 
 // New returns a Sink; the producer is created by Open.
 func New(o Options) (*Sink, error) {
-	if o.Topic == "" || len(o.Brokers) == 0 {
+	if o.Topic == "" || len(o.Client.Brokers) == 0 {
 		return nil, fmt.Errorf("%w: kafka sink needs a topic and brokers", connectors.ErrConfig)
 	}
 	return &Sink{opts: o}, nil
 }
 
-// Open creates the producer.
-func (s *Sink) Open(_ context.Context, _ connectors.SinkContext) error {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(s.opts.Brokers...), kgo.DefaultProduceTopic(s.opts.Topic),
-		kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(kgo.AllISRAcks())}, s.opts.Opts...)...)
+// Open creates the producer (acks=all, weir's Java-compatible
+// partitioner: a key lands where Kafka's Java client would put it).
+func (s *Sink) Open(_ context.Context, sc connectors.SinkContext) error {
+	s.sc = sc
+	opts := append(kafkaclient.Producer(kafkaclient.AcksAll, kgo.NoCompression()), kgo.DefaultProduceTopic(s.opts.Topic))
+	cl, err := kafkaclient.New(s.opts.Client, append(opts, s.opts.Opts...)...)
 	if err != nil {
 		return fmt.Errorf("kafka sink: %w", err)
 	}
@@ -88,28 +118,45 @@ func (s *Sink) Open(_ context.Context, _ connectors.SinkContext) error {
 	return nil
 }
 
-func (s *Sink) promise(r *kgo.Record, err error) {
-	if err == nil {
-		return
-	}
-	s.mu.Lock()
-	s.failed = append(s.failed, r)
-	if s.err == nil {
-		s.err = err
-	}
-	s.mu.Unlock()
+func (s *Sink) copyOf(r *kgo.Record) *kgo.Record {
+	return &kgo.Record{Topic: s.opts.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}
+}
+
+// produce starts producing the copy of orig.
+func (s *Sink) produce(ctx context.Context, orig *kgo.Record) {
+	s.cl.Produce(ctx, s.copyOf(orig), func(_ *kgo.Record, err error) {
+		if err == nil {
+			return
+		}
+		s.mu.Lock()
+		s.failed = append(s.failed, failure{orig, err})
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	})
+}
+
+// refused reports whether the destination refuses a record for good:
+// producing it again cannot succeed.
+func refused(err error) bool {
+	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) ||
+		errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.InvalidTimestamp)
 }
 
 // Write starts producing copies of rs.
 func (s *Sink) Write(ctx context.Context, rs []*kgo.Record) error {
 	for _, r := range rs {
-		s.cl.Produce(ctx, &kgo.Record{Topic: s.opts.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}, s.promise)
+		s.produce(ctx, r)
 	}
 	return nil
 }
 
-// Flush waits for every copy to be acknowledged; failed ones are
-// produced again and reported as retriable.
+// Flush waits for every copy to be acknowledged. A copy the destination
+// refused for good (too large, invalid) is produced again alone, since
+// the refusal may be its batch's; refused again, the record goes to the
+// dead-letter topic. Other failed copies are produced again and reported
+// as retriable.
 func (s *Sink) Flush(ctx context.Context) error {
 	if err := s.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("%w: kafka sink flush: %v", connectors.ErrRetriable, err)
@@ -118,13 +165,25 @@ func (s *Sink) Flush(ctx context.Context) error {
 	failed, err := s.failed, s.err
 	s.failed, s.err = nil, nil
 	s.mu.Unlock()
-	if len(failed) == 0 {
+	again := 0
+	for _, f := range failed {
+		if refused(f.err) {
+			err := s.cl.ProduceSync(ctx, s.copyOf(f.orig)).FirstErr()
+			if err == nil {
+				continue
+			}
+			if refused(err) {
+				s.sc.DeadLetter(f.orig, fmt.Errorf("%w: topic %s refused the record: %v", connectors.ErrBadRecord, s.opts.Topic, err))
+				continue
+			}
+		}
+		s.produce(ctx, f.orig)
+		again++
+	}
+	if again == 0 {
 		return nil
 	}
-	for _, r := range failed {
-		s.cl.Produce(ctx, &kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}, s.promise)
-	}
-	return fmt.Errorf("%w: kafka sink: %d records to %s failed (%v); producing them again", connectors.ErrRetriable, len(failed), s.opts.Topic, err)
+	return fmt.Errorf("%w: kafka sink: %d records to %s failed (%v); producing them again", connectors.ErrRetriable, again, s.opts.Topic, err)
 }
 
 // Close closes the producer.

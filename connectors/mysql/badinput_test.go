@@ -14,6 +14,7 @@ import (
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/kafkaclient"
 )
 
 // waitStopped waits for a task to fail and returns its error.
@@ -198,7 +199,7 @@ func TestWrongCredentials(t *testing.T) {
 
 	// Through the runtime: retried until the account is fixed.
 	fast := connectors.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond, Factor: 2}
-	rt := &connectors.Runtime{Brokers: []string{e.b.Addr}, Metrics: connectors.NewMetricSet(nil)}
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}}, Metrics: connectors.NewMetricSet(nil)}
 	src = New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

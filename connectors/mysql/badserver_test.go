@@ -13,6 +13,7 @@ import (
 
 	"weir/connectors"
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/testkit"
 )
 
 // pollUntilError drives a source directly until Poll fails.
@@ -23,14 +24,14 @@ func pollUntilError(t *testing.T, cfg Config) error {
 		return err
 	}
 	defer src.Close()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := src.Poll(context.Background(), nil); err != nil {
-			return err
+	var err error
+	testkit.CheckFor(t, 60*time.Second, func() error {
+		if _, err = src.Poll(context.Background(), nil); err == nil {
+			return errors.New("Poll did not fail")
 		}
-	}
-	t.Fatal("Poll did not fail within 60s")
-	return nil
+		return nil
+	})
+	return err
 }
 
 // TestNotRowFormat: a server logging STATEMENT binlogs is refused,

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"weir/connectors"
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/testkit"
 )
 
 // Benchmarks (see BENCHMARKS.md, "connectors/mysql"). Each reports a
@@ -48,13 +50,12 @@ func (e *env) endOffset(topic string) int64 {
 
 func (e *env) waitEnd(topic string, n int64, timeout time.Duration) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for e.endOffset(topic) < n {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: %d records after %v, want %d", topic, e.endOffset(topic), timeout, n)
+	testkit.CheckFor(e.t, timeout, func() error {
+		if got := e.endOffset(topic); got < n {
+			return fmt.Errorf("%s: %d records, want %d", topic, got, n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // BenchmarkSnapshot: a 200,000-row, 10-column table snapshotted into a
@@ -171,9 +172,12 @@ func BenchmarkStreamEndToEnd(b *testing.B) {
 		cfg.ServerName = fmt.Sprintf("stream%d", i)
 		topic := cfg.withDefaults().TableTopic(e.name, "t")
 		r := e.run(cfg)
-		for !r.src.snapDone() {
-			time.Sleep(5 * time.Millisecond)
-		}
+		testkit.CheckFor(b, time.Minute, func() error {
+			if !r.src.snapDone() {
+				return errors.New("snapshot not done")
+			}
+			return nil
+		})
 		start := time.Now()
 		for j := 1; j <= n; j += 1000 {
 			e.exec(benchRows(j, j+999))
@@ -200,9 +204,12 @@ func BenchmarkLag(b *testing.B) {
 		cfg.ServerName = fmt.Sprintf("lag%d", i)
 		topic := cfg.withDefaults().TableTopic(e.name, "t")
 		r := e.run(cfg)
-		for !r.src.snapDone() {
-			time.Sleep(5 * time.Millisecond)
-		}
+		testkit.CheckFor(b, time.Minute, func() error {
+			if !r.src.snapDone() {
+				return errors.New("snapshot not done")
+			}
+			return nil
+		})
 		total := 50000
 		commitAt := make([]time.Time, total+1)
 		cl := e.b.Client(kgo.ConsumeTopics(topic), kgo.FetchMaxWait(20*time.Millisecond), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))

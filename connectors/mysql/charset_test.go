@@ -19,13 +19,18 @@ var utf8mb4Server = mysqltest.Options{CharacterSet: "utf8mb4", TimeZone: "Americ
 // MariaDB's built-in defaults (latin1, SYSTEM time zone) and once on the
 // utf8mb4Server.
 func onBothServers(t *testing.T, fn func(t *testing.T, e *env)) {
+	onBothServersDB(t, func(t *testing.T, srv *mysqltest.Server) { fn(t, newEnvOn(t, srv)) })
+}
+
+// onBothServersDB is onBothServers for tests that bring their own broker.
+func onBothServersDB(t *testing.T, fn func(t *testing.T, srv *mysqltest.Server)) {
 	for _, o := range []struct {
 		name string
 		opts mysqltest.Options
 	}{{"latin1-server", mysqltest.Options{}}, {"utf8mb4-server", utf8mb4Server}} {
 		t.Run(o.name, func(t *testing.T) {
 			t.Parallel()
-			fn(t, newEnvOn(t, mysqltest.SharedWith(t, o.opts)))
+			fn(t, mysqltest.SharedWith(t, o.opts))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strconv"
@@ -109,7 +110,19 @@ func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
 func (s *Source) connectTo(ctx context.Context, addr string) (*client.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	defer cancel()
-	c, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", s.cfg.ConnectTimeout)
+	tc, err := s.tlsFor(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: mysql source %q: %v", connectors.ErrConfig, s.cfg.Name, err)
+	}
+	var opts []client.Option
+	if tc != nil {
+		opts = append(opts, func(c *client.Conn) error { c.SetTLSConfig(tc); return nil })
+	}
+	c, err := client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", s.cfg.ConnectTimeout, opts...)
+	if err != nil && tc != nil && s.cfg.SSLMode == SSLPreferred && strings.Contains(err.Error(), "does not support TLS") {
+		s.plain.Store(addr, true) // preferred: the server offers no TLS
+		c, err = client.ConnectWithContext(ctx, addr, s.cfg.User, s.cfg.Password, "", s.cfg.ConnectTimeout)
+	}
 	if err != nil {
 		return nil, s.classifyAt(addr, "connecting", err)
 	}
@@ -118,6 +131,15 @@ func (s *Source) connectTo(ctx context.Context, addr string) (*client.Conn, erro
 		return nil, err
 	}
 	return c, nil
+}
+
+// tlsFor is the TLS configuration for addr (nil: plaintext, with
+// ssl_mode disabled or preferred against a server without TLS).
+func (s *Source) tlsFor(addr string) (*tls.Config, error) {
+	if _, plain := s.plain.Load(addr); plain {
+		return nil, nil
+	}
+	return s.cfg.tlsConfig(addr)
 }
 
 // serverInfo is what the source learns about the server on connecting.

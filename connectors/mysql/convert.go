@@ -92,6 +92,9 @@ func (c *Column) value(v any) (any, error) {
 	case kString:
 		s := str(v)
 		return s, c.validUTF8(s)
+	case kUUID, kInet6: // the server's text (the binlog's bytes: fixedBinText first)
+		s := str(v)
+		return s, c.validUTF8(s)
 	case kBytes:
 		var b []byte
 		switch x := v.(type) {

@@ -203,7 +203,6 @@ var dzAllTables = []dzTable{
 		noDebezium: "Debezium 3.5's MariaDB DDL parser fails on the UUID and INET6 column types " +
 			"(ParsingException: no viable alternative at input '... `u` uuid DEFAULT NULL, `ip` inet6'), " +
 			"which stops the whole connector",
-		weirPending: "weir fails on UUID and INET6 columns (ErrUnsupportedColumn: 'column dz_uuid.u is uuid'); issue 13, Build 2",
 		rows: [][]string{
 			{"'123e4567-e89b-12d3-a456-426655440000'", "'2001:db8::ff00:42:8329'"},
 			{"'00000000-0000-0000-0000-000000000000'", "'::ffff:192.0.2.128'"},

@@ -21,6 +21,7 @@
 //	convert.go   column values → Avro native values (both paths agree)
 //	charset.go   utf8mb4 sessions (checked), binlog text decoding
 //	wkt.go       spatial values (SRID + WKB) → (E)WKT
+//	fixedbin.go  MariaDB UUID and INET6 binlog bytes → the server's text
 //	records.go   keys, envelopes, tombstones, PK changes, canal FlatMessage
 //	position.go  Position (stored by the runtime), Version
 //	conn.go      connecting, server checks, error classification
@@ -57,7 +58,11 @@
 // signal table (so they appear in the binlog in commit order); rows whose
 // keys change between the watermarks are dropped from the chunk (the
 // binlog carries them), the rest are emitted as op "r" with
-// source.snapshot "incremental" and the high watermark's version. A
+// source.snapshot "incremental" and the high watermark's version. As
+// Debezium's, a table's snapshot ends at the largest primary key it had
+// when the snapshot of it began (rows inserted after with larger keys
+// are in the binlog), so inserts at the end of the table cannot keep it
+// from finishing (metric event incremental_snapshot_table_finished). A
 // request is a row the user inserts (type execute-snapshot, data
 // {"data-collections": ["db.t"], "type": "incremental"}), or writes with
 // `weir connector snapshot SOURCE --table db.t`, or one the source writes
@@ -127,6 +132,10 @@
 // returns, on a server with MariaDB's built-in defaults (latin1) and on
 // one with utf8mb4 defaults and time_zone America/New_York. JSON is how
 // the Elasticsearch sink (and canal_json) renders the Avro value.
+// TestWeirRunFidelity checks the same types and charsetTable's text end
+// to end through the weir binary (`weir run`: embedded broker and
+// registry, Elasticsearch sinks with cdc = true) across a kill -9, on
+// both servers: the replayed topics and the indices equal the tables.
 //
 //	MySQL/MariaDB              Avro                     JSON (Elasticsearch)
 //	tinyint..mediumint, int    int                      number
@@ -155,6 +164,10 @@
 //	binary/varbinary/blob      bytes (binary(n) padded with 0x00 to n)  base64 string
 //	geometry, point, ...       string: WKT as ST_AsText writes it, "SRID=n;" first
 //	                           when the SRID is not 0 (EWKT)
+//	uuid (MariaDB 10.7+)       string: lower-case 8-4-4-4-12, as the server prints it
+//	inet6 (MariaDB 10.5+)      string: as the server prints it ("::ffff:192.0.2.1",
+//	                           "2001:db8::ff00:42:8329"; the longest run of zero
+//	                           words, even one word, written "::")
 //	generated (stored/virtual), MariaDB INVISIBLE columns: like any column
 //
 // Character sets: the connector's sessions are utf8mb4 (SET NAMES
@@ -167,11 +180,25 @@
 // other character set (gbk, sjis, ucs2, ...) is an unsupported column in
 // both paths, never mangled text. Unsupported columns fail with
 // ErrUnsupportedColumn naming the column and type unless
-// unsupported_columns = "skip". MariaDB's UUID and INET6 types are not
-// supported yet: the snapshot reports them as unsupported columns, but
-// the binlog carries only their internal 16 bytes with no type name, so
-// a table first seen in the binlog would deliver those bytes; leave such
-// columns out with exclude_columns.
+// unsupported_columns = "skip" (MariaDB 11.3's INET4, not in 10.11,
+// is one).
+//
+// UUID and INET6 are strings as the server prints them, the type Debezium's
+// MariaDB connector gives UUID (io.debezium.data.Uuid). The snapshot
+// reads that text; the binlog carries the value's 16 bytes (a UUID's in
+// RFC 4122 order — MariaDB stores time-based UUIDs with their groups
+// swapped, but logs them unswapped — trailing zero bytes left out) and
+// the TableMapEvent names the column BINARY(16), even with FULL
+// metadata. The source therefore takes the column's type from the live
+// schema (information_schema.COLUMNS), read again after every DDL the
+// stream passes, so an ALTER TABLE mid-stream (BINARY(16) to UUID, ADD
+// COLUMN ... INET6) applies from the rows written after it
+// (TestFixedBinTypes). The live schema is the table as of now: while the
+// source reads a binlog backlog that predates a later ALTER turning a
+// column between BINARY(16), UUID and INET6, the rows before that ALTER
+// are rendered with the later type (BINARY(16) bytes as UUID text or the
+// reverse); the values stay exact, only their form follows the newer
+// type.
 //
 // # Table blocks and column rules
 //
@@ -194,7 +221,7 @@
 // fails with ErrColumnRule, as does truncating a non-text column. A rule
 // naming a column the table lacks fails at the snapshot (the live table)
 // and is logged while streaming (older binlog events may predate an ADD
-// COLUMN). Excluding an unsupported column (e.g. UUID) avoids its error.
+// COLUMN). Excluding an unsupported column (e.g. a gbk one) avoids its error.
 //
 // DDL statements of captured databases go to schema_change_topic as JSON
 // {source, db, table, ddl, ts_ms}; heartbeat records (JSON {ts_ms, file,
@@ -292,4 +319,16 @@
 // (ErrConnection, e.g. the server KILLs the binlog dump) are retriable:
 // the runtime retries with backoff and the source resumes from the last
 // record it returned, so recovery needs no restart.
+//
+// # TLS
+//
+// tls.go: ssl_mode with MySQL's --ssl-mode names (disabled, the default;
+// preferred: TLS when the server offers it, else plaintext, remembered
+// per server; required: TLS without verification; verify_ca: the
+// certificate chains to ssl_ca; verify_identity: and names the host or
+// ssl_server_name), ssl_cert/ssl_key (an encrypted PKCS#8 key with
+// ssl_key_password) for users created REQUIRE X509. The query connections
+// and the binlog dump use the same TLS configuration (go-mysql's
+// SetTLSConfig and BinlogSyncerConfig.TLSConfig). password and
+// ssl_key_password are sensitive: never printed nor in errors.
 package mysql

@@ -27,6 +27,8 @@ import (
 	"weir/connectors/elasticsearch"
 	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
 )
 
 const childEnv = "WEIR_MYSQL_TEST_CHILD"
@@ -55,7 +57,7 @@ func childMain() {
 	lg, _ := zap.NewDevelopment()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	rt := &connectors.Runtime{Brokers: []string{cc.Broker}, Logger: lg}
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{cc.Broker}}, Logger: lg}
 	errc := make(chan error, 2)
 	tasks := 1
 	go func() {
@@ -135,14 +137,25 @@ func (c *child) kill() {
 // after image rendered as strings) and the number of change records.
 func (e *env) replay(topic string) (map[string]map[string]string, int, int) {
 	e.t.Helper()
-	rs := e.b.ReadAll(topic)
+	images, n, tombs := e.replayImages(topic)
+	state := make(map[string]map[string]string, len(images))
+	for k, m := range images {
+		state[k] = flat(m)
+	}
+	return state, n, tombs
+}
+
+// replayImages is replay with the final after images as decoded.
+func (e *env) replayImages(topic string) (map[string]map[string]any, int, int) {
+	e.t.Helper()
+	rs := e.readAll(topic)
 	sort.SliceStable(rs, func(i, j int) bool {
 		if rs[i].Partition != rs[j].Partition {
 			return rs[i].Partition < rs[j].Partition
 		}
 		return rs[i].Offset < rs[j].Offset
 	})
-	state := map[string]map[string]string{}
+	state := map[string]map[string]any{}
 	lastVer := map[string]int64{}
 	partOf := map[string]int32{}
 	errs := 0
@@ -180,15 +193,15 @@ func (e *env) replay(topic string) (map[string]map[string]string, int, int) {
 			if exists {
 				fail(r, "op %s for key %s, which already has row %v (duplicate)", d.op, k, cur)
 			}
-			state[k] = flat(d.after)
+			state[k] = d.after
 		case "u", "d":
 			if !exists {
 				fail(r, "op %s for key %s, which has no row (a change was missed)", d.op, k)
-			} else if diff := diffCommon(cur, flat(d.before)); diff != "" {
+			} else if diff := diffCommon(flat(cur), flat(d.before)); diff != "" {
 				fail(r, "op %s for key %s: before image differs from the key's state: %s", d.op, k, diff)
 			}
 			if d.op == "u" {
-				state[k] = flat(d.after)
+				state[k] = d.after
 			} else {
 				delete(state, k)
 			}
@@ -612,7 +625,7 @@ func TestEndToEnd(t *testing.T) {
 		return equalIndex(docs, table, "id", "f")
 	})
 	t.Logf("index equals the table (%d rows), %v in all", len(table), time.Since(start))
-	if dl := e.b.ReadAll(connectors.DeadLetterTopic("search")); len(dl) != 0 {
+	if dl := e.b.ReadAll(deadletter.Topic("search")); len(dl) != 0 {
 		t.Errorf("%d records in the sink's dead-letter topic, want none", len(dl))
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"weir/connectors/elasticsearch"
 	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
 	"weir/schemas"
 	"weir/schemas/registry"
 )
@@ -95,7 +97,7 @@ func TestFailover(t *testing.T) {
 	cfg.ConnectTimeout = 2 * time.Second
 	src := &gatedSource{Source: New(cfg), gateSkip: 1000, reached: make(chan struct{}), open: make(chan struct{})}
 	core, logs := observer.New(zap.InfoLevel)
-	rt := &connectors.Runtime{Brokers: []string{e.b.Addr}, Logger: zap.New(core)}
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}}, Logger: zap.New(core)}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -230,7 +232,7 @@ func TestFailover(t *testing.T) {
 		}
 		return equalIndex(docs, table, "id")
 	})
-	if dl := e.b.ReadAll(connectors.DeadLetterTopic("failover-search")); len(dl) != 0 {
+	if dl := e.b.ReadAll(deadletter.Topic("failover-search")); len(dl) != 0 {
 		t.Errorf("%d records in the sink's dead-letter topic, want none", len(dl))
 	}
 	t.Logf("index equals the replica's table (%d rows), %v in all", len(table), time.Since(start).Round(time.Millisecond))

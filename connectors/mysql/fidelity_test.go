@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -67,8 +68,9 @@ var fidelityCols = []fidelityCol{
 		ins: "ST_GeomFromText('MULTILINESTRING((0 0,1 1),(2 2,3 3))')", cmp: "wkt"},
 	{name: "gen", ddl: "VARCHAR(80) AS (CONCAT(e, '/', i)) STORED"},
 	{name: "inv", ddl: "VARCHAR(20) INVISIBLE", snap: "'hidden ü'", ins: "'también'"},
-	// {name: "u", ddl: "UUID", snap: "'123e4567-e89b-12d3-a456-426655440000'", ins: "'00000000-0000-0000-0000-000000000001'"},
-	// {name: "ip", ddl: "INET6", snap: "'::ffff:192.0.2.1'", ins: "'2001:db8::ff00:42:8329'", upd: "'::1'"},
+	{name: "u", ddl: "UUID", snap: "'123e4567-e89b-12d3-a456-426655440000'", ins: "'00000000-0000-0000-0000-000000000001'",
+		upd: "'01890b3c-4d5e-7f00-8abc-0123456789ab'", expr: "CAST(u AS CHAR)"},
+	{name: "ip", ddl: "INET6", snap: "'::ffff:192.0.2.1'", ins: "'2001:db8::ff00:42:8329'", upd: "'1:0:2:3:4:5:6:7'", expr: "CAST(ip AS CHAR)"},
 }
 
 // TestFidelity puts every type weir supports through the snapshot, an
@@ -77,31 +79,15 @@ var fidelityCols = []fidelityCol{
 // delivered value with what the server returns.
 func TestFidelity(t *testing.T) {
 	onBothServers(t, func(t *testing.T, e *env) {
-		var ddl, cols, snap, ins, upd []string
-		for _, c := range fidelityCols {
-			ddl = append(ddl, c.name+" "+c.ddl)
-			if c.snap == "" {
-				continue
-			}
-			cols = append(cols, c.name)
-			snap = append(snap, c.snap)
-			ins = append(ins, c.ins)
-			if c.upd != "" {
-				upd = append(upd, c.name+" = "+c.upd)
-			}
-		}
-		e.exec("SET SESSION sql_mode = ''", // zero dates
-			"CREATE TABLE fid (id INT PRIMARY KEY, "+strings.Join(ddl, ", ")+")")
-		e.db.Exec(t, e.name, "SET SESSION sql_mode = ''",
-			"INSERT INTO fid (id, "+strings.Join(cols, ",")+") VALUES (1, "+strings.Join(snap, ",")+")")
-		want1 := fidelityWant(t, e, 1)
+		f := fidelitySQL("fid")
+		e.exec("SET SESSION sql_mode = ''", f.create) // zero dates
+		e.db.Exec(t, e.name, "SET SESSION sql_mode = ''", f.insert(1, f.snap))
+		want1 := fidelityWant(t, e, "fid", 1)
 		e.run(e.config("fid"))
 		e.waitRecords(e.topic("fid"), 1, 60*time.Second)
-		e.db.Exec(t, e.name, "SET SESSION sql_mode = ''",
-			"INSERT INTO fid (id, "+strings.Join(cols, ",")+") VALUES (2, "+strings.Join(ins, ",")+")",
-			"UPDATE fid SET "+strings.Join(upd, ", ")+" WHERE id = 1")
+		e.db.Exec(t, e.name, "SET SESSION sql_mode = ''", f.insert(2, f.ins), f.update(1, f.upd))
 		rs := e.waitRecords(e.topic("fid"), 3, 60*time.Second)
-		want := []map[string]string{want1, fidelityWant(t, e, 2), fidelityWant(t, e, 1)}
+		want := []map[string]string{want1, fidelityWant(t, e, "fid", 2), fidelityWant(t, e, "fid", 1)}
 		for i, r := range rs[:3] {
 			d := e.decode(r)
 			if i == 2 {
@@ -112,9 +98,58 @@ func TestFidelity(t *testing.T) {
 	})
 }
 
-// fidelityWant returns what the server says row id holds, column by
-// column, read through a utf8mb4 session in UTC.
-func fidelityWant(t *testing.T, e *env, id int) map[string]string {
+// fidelityStmts is the SQL of a table of fidelityCols: its CREATE TABLE,
+// and the columns given values with their snapshot, insert and update
+// values (upd holds only the columns the update changes).
+type fidelityStmts struct {
+	table, create  string
+	cols           []string
+	snap, ins, upd []string // values, in cols order
+	updCols        []string // the columns of upd
+}
+
+func fidelitySQL(table string) fidelityStmts {
+	f := fidelityStmts{table: table}
+	var ddl []string
+	for _, c := range fidelityCols {
+		ddl = append(ddl, c.name+" "+c.ddl)
+		if c.snap == "" {
+			continue
+		}
+		f.cols = append(f.cols, c.name)
+		f.snap = append(f.snap, c.snap)
+		f.ins = append(f.ins, c.ins)
+		if c.upd != "" {
+			f.updCols = append(f.updCols, c.name)
+			f.upd = append(f.upd, c.upd)
+		}
+	}
+	f.create = "CREATE TABLE " + table + " (id INT PRIMARY KEY, " + strings.Join(ddl, ", ") + ")"
+	return f
+}
+
+// insert is the INSERT of row id with vals (f.snap or f.ins).
+func (f fidelityStmts) insert(id int, vals []string) string {
+	return fmt.Sprintf("INSERT INTO %s (id, %s) VALUES (%d, %s)", f.table, strings.Join(f.cols, ","), id, strings.Join(vals, ","))
+}
+
+// update sets row id's columns to vals: f.upd (the update's columns), or
+// f.snap or f.ins (every column).
+func (f fidelityStmts) update(id int, vals []string) string {
+	cols := f.cols
+	if len(vals) == len(f.upd) {
+		cols = f.updCols
+	}
+	set := make([]string, len(vals))
+	for i, v := range vals {
+		set[i] = cols[i] + " = " + v
+	}
+	return fmt.Sprintf("UPDATE %s SET %s WHERE id = %d", f.table, strings.Join(set, ", "), id)
+}
+
+// fidelityWant returns what the server says row id of table holds, column
+// by column, read through a utf8mb4 session in UTC.
+func fidelityWant(t *testing.T, e *env, table string, id int) map[string]string {
 	t.Helper()
 	var exprs []string
 	for _, c := range fidelityCols {
@@ -134,7 +169,7 @@ func fidelityWant(t *testing.T, e *env, id int) map[string]string {
 	if _, err := conn.Execute("SET time_zone = '+00:00'"); err != nil {
 		t.Fatal(err)
 	}
-	r, err := conn.Execute(fmt.Sprintf("SELECT %s FROM fid WHERE id = %d", strings.Join(exprs, ", "), id))
+	r, err := conn.Execute(fmt.Sprintf("SELECT %s FROM %s WHERE id = %d", strings.Join(exprs, ", "), table, id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +191,16 @@ var numRE = regexp.MustCompile(`-?[0-9.]+(e[-+]?[0-9]+)?`)
 
 func checkFidelity(t *testing.T, what string, got map[string]any, want map[string]string) {
 	t.Helper()
+	for _, d := range fidelityDiffs(got, want) {
+		t.Errorf("%s: %s", what, d)
+	}
+}
+
+// fidelityDiffs compares a row's delivered values (decoded Avro, or
+// index fields as fidelityNative reads them) with what the server says
+// (fidelityWant); it returns one line per column that differs.
+func fidelityDiffs(got map[string]any, want map[string]string) []string {
+	var diffs []string
 	for _, c := range fidelityCols {
 		g, w := native(got[c.name]), want[c.name]
 		ok := false
@@ -191,9 +236,51 @@ func checkFidelity(t *testing.T, what string, got map[string]any, want map[strin
 			ok = plain(g) == w
 		}
 		if !ok {
-			t.Errorf("%s: column %s (%s) = %#v, server says %q", what, c.name, c.ddl, g, w)
+			diffs = append(diffs, fmt.Sprintf("column %s (%s) = %#v, server says %q", c.name, c.ddl, g, w))
 		}
 	}
+	return diffs
+}
+
+// fidelityNative turns a document's JSON fields (numbers as json.Number)
+// into the Go types fidelityDiffs compares for each column: the index
+// must hold the same value the topic does.
+func fidelityNative(doc map[string]any) map[string]any {
+	out := make(map[string]any, len(doc))
+	for k, v := range doc {
+		out[k] = v
+	}
+	for _, c := range fidelityCols {
+		if s, ok := doc[c.name].(string); ok && c.cmp == "decimal" { // exact digits
+			if r, ok := new(big.Rat).SetString(s); ok {
+				out[c.name] = r
+			}
+			continue
+		}
+		n, ok := doc[c.name].(json.Number)
+		if !ok {
+			continue
+		}
+		switch c.cmp {
+		case "float32":
+			if f, err := strconv.ParseFloat(n.String(), 32); err == nil {
+				out[c.name] = float32(f)
+			}
+		case "float64":
+			if f, err := n.Float64(); err == nil {
+				out[c.name] = f
+			}
+		case "decimal":
+			if r, ok := new(big.Rat).SetString(n.String()); ok {
+				out[c.name] = r
+			}
+		case "bit":
+			if i, err := n.Int64(); err == nil {
+				out[c.name] = i
+			}
+		}
+	}
+	return out
 }
 
 // sameWKT compares two WKT texts: same structure, numbers equal as

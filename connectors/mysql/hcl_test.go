@@ -15,6 +15,7 @@ import (
 	"weir/broker/brokertest/testbroker"
 	_ "weir/connectors/filesink"
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/kafkaclient"
 	"weir/pipelines"
 )
 
@@ -61,7 +62,7 @@ sink "file" "out" {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	r, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: []string{e.b.Addr}, SchemaRegistry: e.reg, Logger: zap.NewNop()})
+	r, err := pipelines.NewRunner(pipelines.RunOptions{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}}, SchemaRegistry: e.reg, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}

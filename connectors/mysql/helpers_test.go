@@ -20,6 +20,8 @@ import (
 	"weir/connectors"
 	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/kafkaclient"
+	"weir/internal/weirbin"
 	"weir/schemas"
 	"weir/schemas/registry"
 )
@@ -32,6 +34,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	searchtest.StopShared() // TestEndToEnd's search server
 	mysqltest.Stop()
+	weirbin.Cleanup() // TestWeirRunFidelity's weir binary
 	os.Exit(code)
 }
 
@@ -41,6 +44,7 @@ type env struct {
 	db    *mysqltest.Server
 	name  string // database name
 	b     *testbroker.Broker
+	kafka string // the broker's address, when b is nil (a `weir run` process's)
 	reg   string
 	serde *schemas.Serde
 }
@@ -85,7 +89,7 @@ type running struct {
 func (e *env) run(cfg Config) *running {
 	e.t.Helper()
 	src := New(cfg)
-	rt := &connectors.Runtime{Brokers: []string{e.b.Addr}, Logger: zap.NewNop()}
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}}, Logger: zap.NewNop()}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1), src: src}
 	go func() {
@@ -186,12 +190,21 @@ func plain(v any) string {
 	return fmt.Sprint(v)
 }
 
+// readAll reads topic from its start to its end offsets.
+func (e *env) readAll(topic string) []*kgo.Record {
+	e.t.Helper()
+	if e.b == nil {
+		return testbroker.ReadAllAt(e.t, e.kafka, topic)
+	}
+	return e.b.ReadAll(topic)
+}
+
 // waitRecords polls topic until n records are there.
 func (e *env) waitRecords(topic string, n int, timeout time.Duration) []*kgo.Record {
 	e.t.Helper()
 	var rs []*kgo.Record
 	testbroker.CheckFor(e.t, timeout, func() error {
-		rs = e.b.ReadAll(topic)
+		rs = e.readAll(topic)
 		if len(rs) < n {
 			return fmt.Errorf("%s has %d records, want %d", topic, len(rs), n)
 		}

@@ -12,7 +12,8 @@ package mysql
 //  1. writes a low watermark: an upsert of its row of the signal table
 //     (type snapshot-window-open, data = a new chunk id);
 //  2. SELECTs the chunk (the rows after the last key covered, in key
-//     order) into memory;
+//     order, up to the largest key the table had when its snapshot
+//     began) into memory;
 //  3. writes a high watermark (type snapshot-window-close, same id).
 //
 // Both watermarks are transactions of their own, so they appear in the
@@ -34,10 +35,12 @@ package mysql
 // ignored.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,6 +72,7 @@ type incremental struct {
 
 	tables []string // queue, db.table
 	key    [][]byte // Tables[0] covered up to this key
+	max    [][]byte // Tables[0]'s largest key when its snapshot began (nil: not read yet)
 	pos    *IncPos  // tables/key as stored in positions (nil: idle)
 
 	ch *chunk // the chunk between its watermarks
@@ -165,7 +169,7 @@ func (in *incremental) startChunk(ctx context.Context) (bool, error) {
 	drop := func(why string) (bool, error) {
 		s.log.Warn("incremental snapshot: table dropped from the queue", zap.String("table", full), zap.String("reason", why))
 		s.sc.Metrics().Event("incremental_snapshot_skipped")
-		in.tables, in.key = in.tables[1:], nil
+		in.nextTable()
 		in.progress()
 		return false, nil
 	}
@@ -190,8 +194,13 @@ func (in *incremental) startChunk(ctx context.Context) (bool, error) {
 	if err := in.watermark(c, signalWindowOpen, ch.id); err != nil {
 		return false, err
 	}
+	if in.max == nil {
+		if in.max, err = maxKey(c, ts); err != nil {
+			return false, s.classify("incremental snapshot of "+full, err)
+		}
+	}
 	limit := s.cfg.IncrementalChunkRows
-	n, err := selectChunk(c, ts, in.key, limit, func(vals []any, key [][]byte) error {
+	n, err := selectChunk(c, ts, in.key, in.max, limit, func(vals []any, key [][]byte) error {
 		ch.index[keyString(ts, vals)] = len(ch.rows)
 		ch.rows = append(ch.rows, &change{op: 'r', t: ts, after: vals})
 		ch.keys = append(ch.keys, key)
@@ -204,13 +213,46 @@ func (in *incremental) startChunk(ctx context.Context) (bool, error) {
 		}
 		return false, s.classify("incremental snapshot of "+full, err)
 	}
-	ch.final = n < limit
+	ch.final = n < limit || in.max == nil || sameKey(ch.last, in.max)
 	if err := in.watermark(c, signalWindowClose, ch.id); err != nil {
 		return false, err
 	}
 	in.ch = ch
 	return true, nil
 }
+
+// nextTable moves the queue to its next table.
+func (in *incremental) nextTable() {
+	in.tables, in.key, in.max = in.tables[1:], nil, nil
+}
+
+// maxKey reads t's largest primary key (text form; nil: t is empty). A
+// table's snapshot ends there, as Debezium's does: rows inserted with
+// larger keys after it began come from the binlog, so a snapshot
+// finishes even while inserts keep extending the table.
+func maxKey(c *client.Conn, t *tableState) ([][]byte, error) {
+	cols, order := make([]string, len(t.PK)), make([]string, len(t.PK))
+	for i, k := range t.PK {
+		cols[i] = t.Columns[k].selectExpr()
+		order[i] = quoteIdent(t.Columns[k].Name) + " DESC"
+	}
+	r, err := c.Execute("SELECT " + strings.Join(cols, ",") + " FROM " + quoteIdent(t.DB) + "." + quoteIdent(t.Name) +
+		" ORDER BY " + strings.Join(order, ",") + " LIMIT 1")
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if len(r.Values) == 0 {
+		return nil, nil
+	}
+	key := make([][]byte, len(t.PK))
+	for i := range key {
+		key[i] = keyText(&r.Values[0][i])
+	}
+	return key, nil
+}
+
+func sameKey(a, b [][]byte) bool { return slices.EqualFunc(a, b, bytes.Equal) }
 
 // watermark upserts the source's watermark row of the signal table.
 func (in *incremental) watermark(c *client.Conn, typ, id string) error {
@@ -355,7 +397,8 @@ func (in *incremental) emit(ctx context.Context, buf []connectors.SourceRecord, 
 func (in *incremental) finishChunk(ch *chunk) {
 	if ch.final {
 		in.s.log.Info("incremental snapshot of a table finished", zap.String("table", ch.t.fullName()))
-		in.tables, in.key = in.tables[1:], nil
+		in.s.sc.Metrics().Event("incremental_snapshot_table_finished")
+		in.nextTable()
 	} else {
 		in.key = ch.last
 	}

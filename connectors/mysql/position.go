@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	gmysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"weir/internal/jsonw"
 )
 
 // SourcePartition is the one source partition of a MySQL source: the
@@ -46,17 +48,18 @@ type SnapPos struct {
 	Rows  int64    `json:"r,omitempty"` // rows emitted of a table without a primary key
 }
 
-// encode renders p as the JSON json.Marshal would, without reflection
-// (it runs once per record).
+// encode renders p as the JSON json.Marshal would (except that <, > and &
+// are not escaped, see internal/jsonw), without reflection (it runs once
+// per record). decodePosition reads both.
 func (p Position) encode() []byte {
 	b := make([]byte, 0, 96)
 	b = append(b, `{"f":`...)
-	b = appendJSONString(b, p.File)
+	b = jsonw.AppendString(b, p.File)
 	b = append(b, `,"p":`...)
 	b = strconv.AppendUint(b, uint64(p.Pos), 10)
 	if p.GTID != "" {
 		b = append(b, `,"g":`...)
-		b = appendJSONString(b, p.GTID)
+		b = jsonw.AppendString(b, p.GTID)
 	}
 	if p.Skip != 0 {
 		b = append(b, `,"n":`...)
@@ -64,7 +67,7 @@ func (p Position) encode() []byte {
 	}
 	if sp := p.Snap; sp != nil {
 		b = append(b, `,"s":{"t":`...)
-		b = appendJSONString(b, sp.Table)
+		b = jsonw.AppendString(b, sp.Table)
 		b = appendKey(b, sp.Key)
 		if sp.Done {
 			b = append(b, `,"d":true`...)
@@ -81,7 +84,7 @@ func (p Position) encode() []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, t)
+			b = jsonw.AppendString(b, t)
 		}
 		b = append(b, ']')
 		b = appendKey(b, ip.Key)
@@ -105,18 +108,6 @@ func appendKey(b []byte, key [][]byte) []byte {
 		b = append(b, '"')
 	}
 	return append(b, ']')
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 func decodePosition(b []byte) (Position, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"weir/connectors"
+	"weir/internal/kafkaclient"
 	"weir/schemas"
 )
 
@@ -83,10 +84,10 @@ type avroEncoder struct {
 	ids map[string]int32 // subject \x00 schema text → id
 }
 
-func newAvroEncoder(server, url string) (*avroEncoder, error) {
-	cl, err := sr.NewClient(sr.URLs(url))
+func newAvroEncoder(server, url string, props map[string]string) (*avroEncoder, error) {
+	cl, err := kafkaclient.OpenRegistry(url, props)
 	if err != nil {
-		return nil, fmt.Errorf("%w: schema_registry_url %q: %v", connectors.ErrConfig, url, err)
+		return nil, fmt.Errorf("%w: schema_registry_url: %v", connectors.ErrConfig, err)
 	}
 	return &avroEncoder{server: server, cl: cl, serde: schemas.NewSerde(nil), ids: map[string]int32{}}, nil
 }

@@ -147,7 +147,7 @@ func (in *incremental) request(ctx context.Context, id, typ, data string) error 
 			}
 		}
 		if len(in.tables) > 0 && (len(keep) == 0 || keep[0] != in.tables[0]) {
-			in.ch, in.key = nil, nil // the table being read was stopped
+			in.ch, in.key, in.max = nil, nil, nil // the table being read was stopped
 		}
 		s.log.Info("incremental snapshot stopped", zap.String("signal", id), zap.Int("tables_stopped", len(in.tables)-len(keep)))
 		in.tables = keep

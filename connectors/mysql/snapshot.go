@@ -223,7 +223,7 @@ func (sn *snapshotter) poll(ctx context.Context, buf []connectors.SourceRecord) 
 		limit = 0 // one pass: no stable order to resume from
 	}
 	var rerr error
-	n, err := selectChunk(sn.conn, t, sn.key, limit, func(vals []any, key [][]byte) error {
+	n, err := selectChunk(sn.conn, t, sn.key, nil, limit, func(vals []any, key [][]byte) error {
 		pos := Position{File: sn.start.File, Pos: sn.start.Pos, GTID: sn.start.GTID, Snap: &SnapPos{Table: t.fullName()}}
 		if t.KeyAll {
 			sn.offset++
@@ -258,44 +258,29 @@ func (sn *snapshotter) poll(ctx context.Context, buf []connectors.SourceRecord) 
 }
 
 // selectChunk reads up to limit rows of t (0: all) whose primary key
-// follows after (nil: from the first), in primary key order, and calls
-// fn with each row's values (Avro native form per column) and its key
-// (text form; nil for keyless tables). It returns the number of rows.
-// The initial snapshot and incremental snapshots read chunks with it.
-func selectChunk(c *client.Conn, t *tableState, after [][]byte, limit int, fn func(vals []any, key [][]byte) error) (int, error) {
+// follows after (nil: from the first) and is not above upTo (nil: no
+// bound), in primary key order, and calls fn with each row's values
+// (Avro native form per column) and its key (text form; nil for keyless
+// tables). It returns the number of rows. The initial snapshot and
+// incremental snapshots read chunks with it.
+func selectChunk(c *client.Conn, t *tableState, after, upTo [][]byte, limit int, fn func(vals []any, key [][]byte) error) (int, error) {
 	var q strings.Builder
 	q.WriteString("SELECT ")
 	for i, c := range t.Columns {
 		if i > 0 {
 			q.WriteByte(',')
 		}
-		switch {
-		case c.Skip:
-			q.WriteString("NULL") // left out (excluded, unsupported): not read, positions kept
-		case c.Kind == kFloat:
-			// The text protocol prints a FLOAT with 6 significant
-			// digits; as a DOUBLE it is printed exactly.
-			q.WriteString("(" + quoteIdent(c.Name) + " + 0e0)")
-		default:
-			q.WriteString(quoteIdent(c.Name))
-		}
+		q.WriteString(c.selectExpr())
 	}
 	q.WriteString(" FROM " + quoteIdent(t.DB) + "." + quoteIdent(t.Name))
 	if !t.KeyAll {
-		if after != nil {
-			q.WriteString(" WHERE ")
-			for i := range t.PK {
-				if i > 0 {
-					q.WriteString(" OR ")
-				}
-				q.WriteByte('(')
-				for j := 0; j < i; j++ {
-					c := &t.Columns[t.PK[j]]
-					fmt.Fprintf(&q, "%s = %s AND ", quoteIdent(c.Name), c.textLiteral(after[j]))
-				}
-				c := &t.Columns[t.PK[i]]
-				fmt.Fprintf(&q, "%s > %s)", quoteIdent(c.Name), c.textLiteral(after[i]))
-			}
+		switch {
+		case after != nil && upTo != nil:
+			q.WriteString(" WHERE (" + t.keyCompare(after, ">", ">") + ") AND (" + t.keyCompare(upTo, "<", "<=") + ")")
+		case after != nil:
+			q.WriteString(" WHERE " + t.keyCompare(after, ">", ">"))
+		case upTo != nil:
+			q.WriteString(" WHERE " + t.keyCompare(upTo, "<", "<="))
 		}
 		q.WriteString(" ORDER BY ")
 		for i, k := range t.PK {
@@ -329,11 +314,7 @@ func selectChunk(c *client.Conn, t *tableState, after [][]byte, limit int, fn fu
 		if !t.KeyAll {
 			key = make([][]byte, len(t.PK))
 			for i, k := range t.PK {
-				if row[k].Type == gmysql.FieldValueTypeString {
-					key[i] = append([]byte(nil), row[k].AsString()...)
-				} else {
-					key[i] = []byte(row[k].String())
-				}
+				key[i] = keyText(&row[k])
 			}
 		}
 		if err := fn(vals, key); err != nil {
@@ -346,6 +327,51 @@ func selectChunk(c *client.Conn, t *tableState, after [][]byte, limit int, fn fu
 		return n, rerr
 	}
 	return n, err
+}
+
+// selectExpr is what a chunk SELECTs for column c.
+func (c *Column) selectExpr() string {
+	switch {
+	case c.Skip:
+		return "NULL" // left out (excluded, unsupported): not read, positions kept
+	case c.Kind == kFloat:
+		// The text protocol prints a FLOAT with 6 significant digits; as
+		// a DOUBLE it is printed exactly.
+		return "(" + quoteIdent(c.Name) + " + 0e0)"
+	}
+	return quoteIdent(c.Name)
+}
+
+// keyText is the text form of a primary key value as chunks keep it.
+func keyText(fv *gmysql.FieldValue) []byte {
+	if fv.Type == gmysql.FieldValueTypeString {
+		return append([]byte(nil), fv.AsString()...)
+	}
+	return []byte(fv.String())
+}
+
+// keyCompare is the SQL condition comparing the primary key with key
+// (text form) in key order, expanded so the server can use the index:
+// (a op x) OR (a = x AND b op y) OR ... with last for the last column.
+func (t *Table) keyCompare(key [][]byte, op, last string) string {
+	var q strings.Builder
+	for i := range t.PK {
+		if i > 0 {
+			q.WriteString(" OR ")
+		}
+		q.WriteByte('(')
+		for j := 0; j < i; j++ {
+			c := &t.Columns[t.PK[j]]
+			fmt.Fprintf(&q, "%s = %s AND ", quoteIdent(c.Name), c.textLiteral(key[j]))
+		}
+		c := &t.Columns[t.PK[i]]
+		o := op
+		if i == len(t.PK)-1 {
+			o = last
+		}
+		fmt.Fprintf(&q, "%s %s %s)", quoteIdent(c.Name), o, c.textLiteral(key[i]))
+	}
+	return q.String()
 }
 
 // release turns the held row into records at position pos.

@@ -27,6 +27,7 @@ type Source struct {
 	enc encoder
 
 	servers []string // host:port, in failover order (Config.Hosts or Host:Port)
+	plain   sync.Map // host:port → true: ssl_mode preferred, the server has no TLS
 	cur     int      // index of the server the source is on
 
 	si      serverInfo
@@ -76,7 +77,7 @@ func (s *Source) Open(_ context.Context, sc connectors.SourceContext, restored m
 		if s.cfg.RegistryURL == "" {
 			return fmt.Errorf("%w: connector %q: schema_registry_url is required for format avro", connectors.ErrConfig, s.cfg.Name)
 		}
-		e, err := newAvroEncoder(s.cfg.ServerName, s.cfg.RegistryURL)
+		e, err := newAvroEncoder(s.cfg.ServerName, s.cfg.RegistryURL, s.cfg.RegistryConfig)
 		if err != nil {
 			return err
 		}

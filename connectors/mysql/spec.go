@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"weir/connectors"
+	"weir/internal/pemfile"
 )
 
 // Kind is the "mysql" connector kind, registered in connectors.Default.
@@ -16,12 +17,12 @@ var Kind = &connectors.Kind{
 	Name: "mysql",
 	Doc:  "Change data capture from a MySQL or MariaDB binlog: a consistent snapshot, then every row change into per-table topics keyed by primary key (Debezium-like Avro envelope, or canal FlatMessage JSON).",
 	Spec: connectors.Spec{
-		Fields: []connectors.Field{
+		Fields: append([]connectors.Field{
 			{Name: "host", Type: connectors.String, Default: "127.0.0.1", Doc: "server host name or address"},
 			{Name: "port", Type: connectors.Int, Default: 3306, Doc: "server TCP port"},
 			{Name: "hosts", Type: connectors.StringList, Doc: "servers to fail over between, in order, as \"host:port\" (\"host\" takes port): a primary and its GTID replicas (log_slave_updates = ON); when set, host is not used. The source stays on the server that works and moves to the next one when it cannot connect (position_mode gtid)"},
 			{Name: "user", Type: connectors.String, Required: true, Doc: "user with SELECT, RELOAD, REPLICATION SLAVE, REPLICATION CLIENT (MariaDB: BINLOG MONITOR)"},
-			{Name: "password", Type: connectors.String, Default: "", Doc: "password of user"},
+			{Name: "password", Type: connectors.String, Default: "", Sensitive: true, Doc: "password of user"},
 			{Name: "server_name", Type: connectors.String, Required: true, Doc: "logical name of the server: topic prefix, Avro namespace, source.name"},
 			{Name: "server_id", Type: connectors.Int, Default: 0, Doc: "replica server id used for the binlog dump (0: derived from the connector name); unique among the server's replicas"},
 			{Name: "flavor", Type: connectors.String, Default: "auto", Enum: []string{"auto", "mariadb", "mysql"}, Doc: "server flavor (auto: from the version string)"},
@@ -37,6 +38,7 @@ var Kind = &connectors.Kind{
 			{Name: "unsupported_columns", Type: connectors.String, Default: "fail", Enum: []string{"fail", "skip"}, Doc: "columns of types weir cannot represent (spatial types): fail naming the column, or leave them out of the records (logged)"},
 			{Name: "format", Type: connectors.String, Default: "avro", Enum: []string{"avro", "canal_json"}, Doc: "record values: avro (Debezium-like envelope, Confluent wire format, schemas in the registry) or canal_json (canal FlatMessage JSON, one row per message)"},
 			{Name: "schema_registry_url", Type: connectors.String, Doc: "schema registry URL (required for format avro)"},
+			connectors.RegistryConfigField,
 			{Name: "topic_template", Type: connectors.String, Default: "{server}.{db}.{table}", Doc: "topic per table; {server}, {db} and {table} are replaced"},
 			{Name: "schema_change_topic", Type: connectors.String, Default: "{server}.schema-changes", Doc: "topic of DDL events (JSON); empty: no DDL events"},
 			{Name: "heartbeat_topic", Type: connectors.String, Default: "__weir-heartbeat.{server}", Doc: "topic of heartbeat records (JSON) that carry the position forward while captured tables are idle"},
@@ -46,11 +48,14 @@ var Kind = &connectors.Kind{
 			{Name: "incremental_snapshot_chunk_rows", Type: connectors.Int, Default: 1024, Doc: "rows per chunk of an incremental snapshot (held in memory between the chunk's watermarks)"},
 			{Name: "snapshot_added_tables", Type: connectors.Bool, Default: true, Doc: "with signal_table: on start, tables the include/exclude settings capture now but did not at the last start are snapshotted incrementally"},
 			{Name: "connect_timeout", Type: connectors.Duration, Default: "10s", Doc: "timeout of connecting to the server"},
-		},
+		}, tlsFields...),
 		Blocks: []connectors.Block{tableBlock}, // columns.go
 		Validate: func(c connectors.Config) error {
 			if c.String("format") == "avro" && c.String("schema_registry_url") == "" {
 				return fmt.Errorf("setting %q is required when format is avro", "schema_registry_url")
+			}
+			if _, _, err := tlsFrom(c); err != nil {
+				return err
 			}
 			if c.Int("snapshot_chunk_rows") < 1 {
 				return fmt.Errorf("setting %q must be at least 1", "snapshot_chunk_rows")
@@ -102,26 +107,29 @@ func init() { connectors.Default.Register(Kind) }
 
 // Config is the typed configuration of a MySQL source.
 type Config struct {
-	Name              string // connector name
-	Host              string
-	Port              int
-	Hosts             []string // "host:port" servers to fail over between (empty: Host:Port)
-	User, Password    string
-	ServerName        string
-	ServerID          uint32
-	Flavor            string // auto, mariadb, mysql
-	IncludeDatabases  []string
-	ExcludeDatabases  []string
-	IncludeTables     []string
-	ExcludeTables     []string
-	SnapshotMode      string
-	ChunkRows         int
-	OnPurgedBinlog    string
-	PositionMode      string
-	NoPrimaryKey      string
-	UnsupportedCols   string
-	Format            string
-	RegistryURL       string
+	Name             string // connector name
+	Host             string
+	Port             int
+	Hosts            []string // "host:port" servers to fail over between (empty: Host:Port)
+	User, Password   string
+	ServerName       string
+	ServerID         uint32
+	Flavor           string // auto, mariadb, mysql
+	IncludeDatabases []string
+	ExcludeDatabases []string
+	IncludeTables    []string
+	ExcludeTables    []string
+	SnapshotMode     string
+	ChunkRows        int
+	OnPurgedBinlog   string
+	PositionMode     string
+	NoPrimaryKey     string
+	UnsupportedCols  string
+	Format           string
+	RegistryURL      string
+	// RegistryConfig is the registry client settings
+	// (schema_registry_config; kafkaclient.OpenRegistry).
+	RegistryConfig    map[string]string
 	TopicTemplate     string
 	SchemaChangeTopic string
 	HeartbeatTopic    string
@@ -132,13 +140,23 @@ type Config struct {
 	// tables and their column rules.
 	Tables map[string]*TableRules
 
+	// SSLMode is ssl_mode (tls.go): DISABLED, PREFERRED, REQUIRED,
+	// VERIFY_CA or VERIFY_IDENTITY; SSL the CA, client certificate and
+	// server name.
+	SSLMode string
+	SSL     pemfile.Client
+
 	SignalTable          string // db.table; "" disables incremental snapshots
 	IncrementalChunkRows int
 	SnapshotAddedTables  bool
 }
 
 func configFrom(name string, c connectors.Config) (Config, error) {
-	cfg := Config{
+	mode, ssl, err := tlsFrom(c)
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %w", connectors.ErrConfig, err)
+	}
+	cfg := Config{SSLMode: mode, SSL: ssl,
 		Name: name, Host: c.String("host"), Port: int(c.Int("port")), Hosts: c.Strings("hosts"), User: c.String("user"), Password: c.String("password"),
 		ServerName: c.String("server_name"), ServerID: uint32(c.Int("server_id")), Flavor: c.String("flavor"),
 		IncludeDatabases: c.Strings("include_databases"), ExcludeDatabases: c.Strings("exclude_databases"),
@@ -146,7 +164,7 @@ func configFrom(name string, c connectors.Config) (Config, error) {
 		SnapshotMode: c.String("snapshot_mode"), ChunkRows: int(c.Int("snapshot_chunk_rows")),
 		OnPurgedBinlog: c.String("on_purged_binlog"), PositionMode: c.String("position_mode"),
 		NoPrimaryKey: c.String("no_primary_key"), UnsupportedCols: c.String("unsupported_columns"),
-		Format: c.String("format"), RegistryURL: c.String("schema_registry_url"),
+		Format: c.String("format"), RegistryURL: c.String("schema_registry_url"), RegistryConfig: c.StringMap(connectors.RegistryConfigSetting),
 		TopicTemplate: c.String("topic_template"), SchemaChangeTopic: c.String("schema_change_topic"),
 		HeartbeatTopic: c.String("heartbeat_topic"), HeartbeatInterval: c.Duration("heartbeat_interval"),
 		Tombstones: c.Bool("tombstones"), ConnectTimeout: c.Duration("connect_timeout"),

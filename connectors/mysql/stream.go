@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -117,7 +118,12 @@ func (s *Source) beginStream(ctx context.Context, from Position) (*streamer, err
 	dialer := &net.Dialer{Timeout: s.cfg.ConnectTimeout}
 	host, port, _ := net.SplitHostPort(s.addr())
 	portN, _ := strconv.Atoi(port)
-	cfg := replication.BinlogSyncerConfig{
+	tc, err := s.tlsFor(s.addr())
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%w: mysql source %q: %v", connectors.ErrConfig, s.cfg.Name, err)
+	}
+	cfg := replication.BinlogSyncerConfig{TLSConfig: tc,
 		ServerID: s.cfg.ServerID, Flavor: s.si.flavor, Host: host, Port: uint16(portN),
 		User: s.cfg.User, Password: s.cfg.Password, Charset: "utf8mb4",
 		TimestampStringLocation: time.UTC, HeartbeatPeriod: hb, ReadTimeout: 3 * hb,
@@ -426,7 +432,16 @@ func (st *streamer) convert(t *tableState, raw []any) ([]any, error) {
 		if c.Skip {
 			continue
 		}
-		v, err := c.value(binlogText(raw[i], c.Charset))
+		v := raw[i]
+		var err error
+		if c.Kind == kUUID || c.Kind == kInet6 {
+			v, err = c.fixedBinText(v)
+		} else {
+			v = binlogText(v, c.Charset)
+		}
+		if err == nil {
+			v, err = c.value(v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.fullName(), err)
 		}
@@ -445,22 +460,17 @@ func (st *streamer) table(tm *replication.TableMapEvent) (*tableState, error) {
 	}
 	db, name := string(tm.Schema), string(tm.Table)
 	t, ok := fromTableMap(tm, st.s.si.flavor, st.s.si.charsets)
-	if !ok {
-		live := st.live[db+"."+name]
+	if ok {
+		if err := st.fixedBinTypes(t); err != nil {
+			return nil, err
+		}
+	} else {
+		live, err := st.liveTable(db, name)
+		if err != nil {
+			return nil, err
+		}
 		if live == nil {
-			c, err := st.s.connect(context.Background())
-			if err != nil {
-				return nil, err
-			}
-			live, err = st.s.loadTable(c, db, name)
-			c.Close()
-			if err != nil {
-				return nil, err
-			}
-			if live == nil {
-				return nil, fmt.Errorf("%w: binlog rows of %s, which no longer exists; the server must log binlog_row_metadata=FULL", ErrSchemaMismatch, db+"."+name)
-			}
-			st.live[db+"."+name] = live
+			return nil, fmt.Errorf("%w: binlog rows of %s, which no longer exists; the server must log binlog_row_metadata=FULL", ErrSchemaMismatch, db+"."+name)
 		}
 		if err := live.checkAgainstMap(tm, st.s.si.flavor); err != nil {
 			return nil, err
@@ -486,6 +496,54 @@ func (st *streamer) table(tm *replication.TableMapEvent) (*tableState, error) {
 	}
 	st.tables[fp] = ts
 	return ts, nil
+}
+
+// liveTable is db.name's schema from information_schema, read once
+// after each DDL (nil: the table does not exist now).
+func (st *streamer) liveTable(db, name string) (*Table, error) {
+	if live, ok := st.live[db+"."+name]; ok {
+		return live, nil
+	}
+	c, err := st.s.connect(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	live, err := st.s.loadTable(c, db, name)
+	c.Close()
+	if err != nil {
+		return nil, err
+	}
+	st.live[db+"."+name] = live
+	return live, nil
+}
+
+// fixedBinTypes gives the columns a TableMapEvent shows as BINARY(16)
+// the type the live schema names, UUID or INET6 (MariaDB logs those
+// types as BINARY(16), with no type name even in FULL row metadata).
+// The live schema is the table as of now, re-read after every DDL the
+// stream passes: right while the stream is current, and wrong only for
+// rows written before a later DDL that turned a column between
+// BINARY(16), UUID and INET6 (doc.go).
+func (st *streamer) fixedBinTypes(t *Table) error {
+	if !slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Kind == kBytes && c.FixedLen == fixedBinLen }) {
+		return nil
+	}
+	live, err := st.liveTable(t.DB, t.Name)
+	if err != nil || live == nil {
+		return err // a table dropped since: its BINARY(16) columns stay bytes
+	}
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		if c.Kind != kBytes || c.FixedLen != fixedBinLen {
+			continue
+		}
+		for _, lc := range live.Columns {
+			if strings.EqualFold(lc.Name, c.Name) && (lc.Kind == kUUID || lc.Kind == kInet6) {
+				c.Kind, c.Type, c.FixedLen = lc.Kind, lc.Type, 0
+			}
+		}
+	}
+	return nil
 }
 
 var ddlTable = regexp.MustCompile("(?is)^\\s*(?:/\\*.*?\\*/\\s*)*(?:ALTER|CREATE|DROP|RENAME|TRUNCATE)\\s+(?:ONLINE\\s+|IGNORE\\s+|OR\\s+REPLACE\\s+)*(?:TEMPORARY\\s+)?(TABLE|DATABASE|SCHEMA|INDEX|VIEW|\\w+)?\\s*(?:IF\\s+(?:NOT\\s+)?EXISTS\\s+)?((?:`[^`]+`|[\\w$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[\\w$]+))?)?")
@@ -533,7 +591,11 @@ func splitQualified(s string) []string {
 func (st *streamer) ddl(buf []connectors.SourceRecord, h *replication.EventHeader, schema, q string) ([]connectors.SourceRecord, error) {
 	s := st.s
 	db, table := parseDDL(schema, q)
+	// Forget live schemas and the tables decoded with them: an ALTER
+	// between BINARY(16) and UUID or INET6 leaves the TableMapEvent (the
+	// cache's key) as it was.
 	clear(st.live)
+	clear(st.tables)
 	if db == "" || !s.cfg.captureDB(db) || (table != "" && !s.cfg.captureTable(db, table)) {
 		return buf, nil
 	}

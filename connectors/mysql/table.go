@@ -35,10 +35,12 @@ const (
 	kEnum             // enum → string (the member)
 	kSet              // set → string (members joined by ",")
 	kGeometry         // geometry and its subtypes → string, (E)WKT
+	kUUID             // MariaDB uuid → string, as the server prints it (fixedbin.go)
+	kInet6            // MariaDB inet6 → string, as the server prints it (fixedbin.go)
 )
 
 var kindNames = [...]string{"unsupported", "int", "long", "ulong", "float", "double", "decimal", "bit", "year",
-	"date", "time", "datetime", "timestamp", "string", "bytes", "enum", "set", "geometry"}
+	"date", "time", "datetime", "timestamp", "string", "bytes", "enum", "set", "geometry", "uuid", "inet6"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -410,6 +412,10 @@ func fromInfoSchema(db, name string, cols []infoColumn, pk []string) *Table {
 			c.Kind, c.Values = kEnum, parseMembers(ic.ColumnType)
 		case "set":
 			c.Kind, c.Values = kSet, parseMembers(ic.ColumnType)
+		case "uuid":
+			c.Kind = kUUID
+		case "inet6":
+			c.Kind = kInet6
 		default:
 			c.Kind = kUnsupported
 		}
@@ -483,7 +489,11 @@ func (t *Table) checkAgainstMap(e *replication.TableMapEvent, flavor string) err
 	coll := e.CollationMap()
 	for i, c := range t.Columns {
 		k, _, _, _, typ := binlogKind(e.ColumnType[i], e.ColumnMeta[i], unsigned[i], coll[i])
-		if k != c.Kind && !(coll == nil && (k == kString || k == kBytes) && (c.Kind == kString || c.Kind == kBytes)) {
+		live := c.Kind
+		if live == kUUID || live == kInet6 {
+			live = kBytes // logged as BINARY(16)
+		}
+		if k != live && !(coll == nil && (k == kString || k == kBytes) && (live == kString || live == kBytes)) {
 			return fmt.Errorf("%w: column %d (%s) of %s is %s in the binlog but %s in the live schema; enable binlog_row_metadata=FULL",
 				ErrSchemaMismatch, i+1, c.Name, t.fullName(), typ, c.Type)
 		}

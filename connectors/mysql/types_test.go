@@ -39,12 +39,12 @@ const typesTable = `CREATE TABLE types (
 	iu INT UNSIGNED NOT NULL, bi BIGINT, bu BIGINT UNSIGNED, f FLOAT, d DOUBLE, de DECIMAL(12,4), b BIT(10),
 	y YEAR, dt DATE, tm TIME(3), dtm DATETIME(6), ts TIMESTAMP(3) NULL, c CHAR(5), vc VARCHAR(20),
 	tx TEXT, bn BINARY(4), vb VARBINARY(8), bl BLOB, e ENUM('x','y','z'), st SET('a','b','c'), j JSON,
-	n INT NULL)`
+	n INT NULL, u UUID, ip INET6, b16 BINARY(16))`
 
 const typesValues = `-5, 250, 65000, 16000000, 4000000000, -9000000000000000000, 18446744073709551615, 1.5, 2.25,
 	-1234.5678, b'1010101010', 2024, '2024-02-29', '-12:34:56.789', '2024-01-02 03:04:05.123456',
 	'2024-01-02 03:04:05.678', 'ab', 'héllo', 'long text', X'0102', X'00ff', X'deadbeef', 'y', 'a,c',
-	'{"k": 1}', NULL`
+	'{"k": 1}', NULL, '6ccd780c-baba-1026-9564-5b8c656024db', '::ffff:10.0.0.1', X'0102030405060708090a0b0c0d0e0f00'`
 
 var typesWant = map[string]any{
 	"ti": int32(-5), "tiu": int32(250), "si": int32(65000), "mi": int32(16000000), "iu": int64(4000000000),
@@ -53,6 +53,8 @@ var typesWant = map[string]any{
 	"dtm": "2024-01-02 03:04:05.123456", "ts": "2024-01-02 03:04:05.678", "c": "ab", "vc": "héllo",
 	"tx": "long text", "bn": []byte{1, 2, 0, 0}, "vb": []byte{0, 0xff}, "bl": []byte{0xde, 0xad, 0xbe, 0xef},
 	"e": "y", "st": "a,c", "j": `{"k": 1}`, "n": nil,
+	"u": "6ccd780c-baba-1026-9564-5b8c656024db", "ip": "::ffff:10.0.0.1",
+	"b16": []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0},
 }
 
 // TestTypes checks every supported column type through both paths (a
@@ -140,8 +142,9 @@ func TestPositionEncoding(t *testing.T) {
 		{File: "mysql-bin.000002", Pos: 1234, GTID: "0-1-99,1-2-3", Skip: 7},
 		{File: "b\"in\\x.1", Pos: 5, GTID: "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5", Snap: &SnapPos{Table: "db.tä`b", Key: [][]byte{{0, 1, 0xff}, []byte("k")}, Done: true}},
 		{File: "f.3", Pos: 9, Snap: &SnapPos{Table: "d.t", Rows: 42}},
+		{File: "a&b<c>.4", Pos: 10, Snap: &SnapPos{Table: "d.x\u2028y\x01"}},
 	} {
-		want, _ := json.Marshal(p)
+		want := marshalNoHTML(t, p)
 		if got := p.encode(); string(got) != string(want) {
 			t.Errorf("encode = %s\nwant     %s", got, want)
 		}
@@ -150,4 +153,23 @@ func TestPositionEncoding(t *testing.T) {
 			t.Errorf("round trip of %s: %v %v", p, back, err)
 		}
 	}
+	// Positions stored before internal/jsonw (json.Marshal's HTML escapes)
+	// still decode.
+	old := []byte(`{"f":"a\u0026b\u003cc\u003e.4","p":10}`)
+	if back, err := decodePosition(old); err != nil || back.File != "a&b<c>.4" || back.Pos != 10 {
+		t.Errorf("stored position %s: %v %v", old, back, err)
+	}
+}
+
+// marshalNoHTML is json.Marshal without the HTML escapes of <, > and &
+// (what Position.encode writes, see internal/jsonw).
+func marshalNoHTML(t *testing.T, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

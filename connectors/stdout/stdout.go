@@ -14,6 +14,7 @@ var Spec = connectors.Spec{
 	Fields: []connectors.Field{
 		{Name: "format", Type: connectors.String, Default: filesink.FormatJSON, Enum: filesink.Formats, Doc: "json: one JSON value per line (Avro decoded); raw: value bytes; envelope: JSON with topic, partition, offset, key, timestamp and value."},
 		{Name: "schema_registry", Type: connectors.String, Doc: "Schema registry URL, to decode Avro values (weir run fills in its own)."},
+		connectors.RegistryConfigField,
 	},
 }
 
@@ -38,7 +39,7 @@ func init() {
 		Spec: Spec,
 		NewSink: func(name string, cfg connectors.Config) (connectors.Sink, error) {
 			return filesink.New(filesink.Options{Format: cfg.String("format"),
-				SchemaRegistry: cfg.String("schema_registry"), Out: lockedWriter{}})
+				SchemaRegistry: cfg.String("schema_registry"), RegistryConfig: cfg.StringMap(connectors.RegistryConfigSetting), Out: lockedWriter{}})
 		},
 	})
 }

@@ -19,6 +19,8 @@ import (
 	_ "weir/connectors/elasticsearch"
 	"weir/connectors/elasticsearch/searchtest"
 	_ "weir/connectors/file"
+	"weir/internal/kafkaclient"
+	"weir/internal/weirbin"
 	"weir/pipelines"
 )
 
@@ -35,7 +37,12 @@ func TestPipelineValidates(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) { searchtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	searchtest.StopShared()
+	weirbin.Cleanup() // TestKillDashNineOneMillionLines's weir binary
+	os.Exit(code)
+}
 
 // TestEndToEnd runs the example against a real Elasticsearch 7.17 node
 // (started from Maven Central jars by searchtest): the 80 non-debug lines
@@ -64,7 +71,7 @@ func TestEndToEnd(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	r, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: []string{b.Addr}, SchemaRegistry: reg, Logger: zap.NewNop()})
+	r, err := pipelines.NewRunner(pipelines.RunOptions{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, SchemaRegistry: reg, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}

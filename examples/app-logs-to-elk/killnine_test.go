@@ -1,7 +1,6 @@
 package elk_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"weir/connectors/elasticsearch/searchtest"
+	"weir/internal/weirbin"
 )
 
 // TestKillDashNineOneMillionLines is issue 7's end-to-end promise on this
@@ -29,7 +29,7 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 		t.Skip("1,000,000 lines through weir run and Elasticsearch")
 	}
 	es := searchtest.Shared(t, searchtest.Elasticsearch7)
-	bin := buildWeir(t)
+	bin := weirbin.Build(t)
 	dir := t.TempDir()
 	if keep := os.Getenv("WEIR_TEST_KEEP_DIR"); keep != "" { // for post-mortems: logs, data dir, log files
 		var err error
@@ -347,19 +347,6 @@ func checkDocuments(t *testing.T, es *searchtest.Server, index string) {
 		t.Fatalf("%d documents for %d lines: %d lines missing, %d duplicated, %d documents wrong\n%s",
 			docs, total, missing, dups, bad, strings.Join(runs, "\n"))
 	}
-}
-
-// buildWeir builds the weir command into a temporary folder.
-func buildWeir(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "weir")
-	var out bytes.Buffer
-	cmd := exec.Command("go", "build", "-o", bin, "weir/cmd/weir")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build weir/cmd/weir: %v\n%s", err, out.Bytes())
-	}
-	return bin
 }
 
 // freeAddr is a 127.0.0.1 address with a port free right now (weir must

@@ -27,6 +27,7 @@ import (
 	"weir/connectors/elasticsearch/searchtest"
 	_ "weir/connectors/mysql"
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/kafkaclient"
 	"weir/pipelines"
 )
 
@@ -71,7 +72,7 @@ func (e *env) run(group string) *pipelines.Runner {
 	if diags.HasErrors() {
 		e.t.Fatal(diags)
 	}
-	r, err := pipelines.NewRunner(pipelines.RunOptions{Brokers: []string{e.broker.Addr}, SchemaRegistry: e.reg, Logger: zap.NewNop()})
+	r, err := pipelines.NewRunner(pipelines.RunOptions{Client: kafkaclient.Options{Brokers: []string{e.broker.Addr}}, SchemaRegistry: e.reg, Logger: zap.NewNop()})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -12,25 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/testkit"
 )
-
-// syncBuf is a goroutine-safe bytes.Buffer for progress output.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func newFake(t *testing.T) []string {
 	t.Helper()
@@ -46,7 +29,7 @@ func TestProduceThenConsume(t *testing.T) {
 	brokers := newFake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out syncBuf
+	var out testkit.Buffer
 	const n = 30000
 	pr, err := Produce(ctx, ProduceConfig{
 		Brokers: brokers, Topic: "bench", Records: n, RecordSize: 64,
@@ -84,7 +67,7 @@ func TestProduceThenConsume(t *testing.T) {
 		t.Fatalf("end offsets %v: want 4 partitions summing to %d over >= 2 partitions", ends, n)
 	}
 
-	var cout syncBuf
+	var cout testkit.Buffer
 	cr, err := Consume(ctx, ConsumeConfig{Brokers: brokers, Topic: "bench", Records: n, Idle: 10 * time.Second, Out: &cout})
 	if err != nil {
 		t.Fatalf("Consume: %v\n%s", err, cout.String())
@@ -189,7 +172,7 @@ func TestProduceWarmupExcluded(t *testing.T) {
 	brokers := newFake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var out syncBuf
+	var out testkit.Buffer
 	const n, warm, rate = 1000, 400, 4000.0 // warm-up alone takes 0.1 s at the cap
 	start := time.Now()
 	pr, err := Produce(ctx, ProduceConfig{Brokers: brokers, Topic: "warm", Records: n, Warmup: warm, RecordSize: 10,

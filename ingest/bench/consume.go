@@ -8,20 +8,23 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/kafkaclient"
 )
 
 // ConsumeConfig configures Consume. Zero values mean the documented
 // defaults.
 type ConsumeConfig struct {
-	Brokers        []string      // required
-	Topic          string        // required
-	Records        int64         // stop after this many records; 0 = until idle
-	Idle           time.Duration // stop when no record arrived for this long; default 10s
-	FetchMaxBytes  int32         // kgo FetchMaxBytes; default 64 MiB
-	PartitionBytes int32         // kgo FetchMaxPartitionBytes; default 8 MiB
-	Report         time.Duration // progress line interval; default 5s, < 0 disables
-	Out            io.Writer     // progress and summary lines; nil discards
-	ExtraOpts      []kgo.Opt     // appended last
+	Brokers        []string             // required
+	Security       kafkaclient.Security // TLS and SASL (zero: PLAINTEXT)
+	Topic          string               // required
+	Records        int64                // stop after this many records; 0 = until idle
+	Idle           time.Duration        // stop when no record arrived for this long; default 10s
+	FetchMaxBytes  int32                // kgo FetchMaxBytes; default 64 MiB
+	PartitionBytes int32                // kgo FetchMaxPartitionBytes; default 8 MiB
+	Report         time.Duration        // progress line interval; default 5s, < 0 disables
+	Out            io.Writer            // progress and summary lines; nil discards
+	ExtraOpts      []kgo.Opt            // appended last
 }
 
 // ConsumeResult is what Consume measured.
@@ -93,7 +96,6 @@ func Consume(ctx context.Context, cfg ConsumeConfig) (ConsumeResult, error) {
 		cfg.Out = io.Discard
 	}
 	opts := []kgo.Opt{
-		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumeTopics(cfg.Topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(cfg.FetchMaxBytes),
@@ -101,8 +103,7 @@ func Consume(ctx context.Context, cfg ConsumeConfig) (ConsumeResult, error) {
 		kgo.BrokerMaxReadBytes(2 * cfg.FetchMaxBytes),
 		kgo.WithHooks(fetchHook{res.FetchLatency}),
 	}
-	opts = append(opts, cfg.ExtraOpts...)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: cfg.Brokers, Security: cfg.Security}, append(opts, cfg.ExtraOpts...)...)
 	if err != nil {
 		return res, fmt.Errorf("consumer client: %w", err)
 	}

@@ -10,4 +10,9 @@
 // the time from handing a record to kgo (Produce) to its promise callback,
 // so it includes client-side batching and buffering, as Java's does.
 // MB means MiB (2^20 bytes), as in Kafka's tools.
+//
+// Each config's Security (TLS and SASL, from `weir bench --command-config`,
+// as Kafka's perf tools take --command-config / --producer.config) applies
+// to every client a run makes; RoundTrip's raw modes speak PLAINTEXT on a
+// raw connection and refuse it.
 package bench

@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"weir/ingest/client"
+	"weir/internal/kafkaclient"
 )
 
 // ErrConfig is wrapped by every configuration error from Produce and
@@ -25,10 +25,11 @@ var ErrConfig = errors.New("invalid bench configuration")
 // defaults.
 type ProduceConfig struct {
 	Brokers     []string             // required
+	Security    kafkaclient.Security // TLS and SASL (weir bench --command-config; zero: PLAINTEXT)
 	Topic       string               // required
 	Records     int64                // records to send; required > 0
 	RecordSize  int                  // value bytes per record; default 100
-	Acks        client.Acks          // 0, 1 or -1 (all); zero value is acks=0, so set it
+	Acks        kafkaclient.Acks     // 0, 1 or -1 (all); zero value is acks=0, so set it
 	Compression kgo.CompressionCodec // default none
 	Partitions  int32                // create Topic with this many partitions if missing; 0 leaves it to auto-creation
 	Replication int16                // replication factor when creating; 0 = broker default
@@ -183,8 +184,9 @@ func (w *window) rateLine(verb string, d time.Duration) string {
 // EnsureTopic creates topic with partitions (and replication, 0 = broker
 // default) if it does not exist. It reports whether it created it and
 // warns on out when an existing topic has a different partition count.
-func EnsureTopic(ctx context.Context, brokers []string, topic string, partitions int32, replication int16, out io.Writer) (bool, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+func EnsureTopic(ctx context.Context, o kafkaclient.Options, topic string, partitions int32, replication int16, out io.Writer) (bool, error) {
+	brokers := o.Brokers
+	cl, err := kafkaclient.New(o)
 	if err != nil {
 		return false, err
 	}
@@ -226,7 +228,7 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 		return res, err
 	}
 	if cfg.Partitions > 0 {
-		if _, err := EnsureTopic(ctx, cfg.Brokers, cfg.Topic, cfg.Partitions, cfg.Replication, cfg.Out); err != nil {
+		if _, err := EnsureTopic(ctx, kafkaclient.Options{Brokers: cfg.Brokers, Security: cfg.Security}, cfg.Topic, cfg.Partitions, cfg.Replication, cfg.Out); err != nil {
 			return res, err
 		}
 	}
@@ -236,8 +238,7 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 
 	clients := make([]*kgo.Client, cfg.Producers)
 	for i := range clients {
-		opts := client.ProducerOpts(cfg.Brokers, cfg.Acks, cfg.Compression)
-		opts = append(opts,
+		opts := append(kafkaclient.Producer(cfg.Acks, cfg.Compression),
 			kgo.DefaultProduceTopic(cfg.Topic),
 			kgo.ProducerLinger(cfg.Linger),
 			kgo.ProducerBatchMaxBytes(cfg.BatchBytes),
@@ -248,8 +249,7 @@ func Produce(ctx context.Context, cfg ProduceConfig) (ProduceResult, error) {
 		if cfg.Acks != -1 {
 			opts = append(opts, kgo.MaxProduceRequestsInflightPerBroker(cfg.MaxInflight))
 		}
-		opts = append(opts, cfg.ExtraOpts...)
-		cl, err := kgo.NewClient(opts...)
+		cl, err := kafkaclient.New(kafkaclient.Options{Brokers: cfg.Brokers, Security: cfg.Security}, append(opts, cfg.ExtraOpts...)...)
 		if err != nil {
 			for _, c := range clients[:i] {
 				c.Close()

@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"weir/ingest/client"
+	"weir/internal/kafkaclient"
 )
 
 // RoundTripMode is what one round trip of RoundTrip sends.
@@ -44,15 +44,16 @@ var RoundTripModes = []RoundTripMode{RoundTripKgo, RoundTripRawProduce, RoundTri
 // RoundTripConfig configures RoundTrip. Zero values mean the documented
 // defaults.
 type RoundTripConfig struct {
-	Brokers    []string      // required
-	Topic      string        // required for the produce modes; created with 1 partition if missing
-	Mode       RoundTripMode // default RoundTripKgo
-	Records    int64         // measured round trips; default 10,000
-	Warmup     int64         // round trips before measuring (connections, metadata); default 200
-	RecordSize int           // value bytes; default 100
-	Acks       client.Acks   // 1 or -1 (all); the zero value means 1 (acks=0 has no round trip)
-	Interval   time.Duration // pause between round trips; 0 = back to back
-	Out        io.Writer     // summary line; nil discards
+	Brokers    []string             // required
+	Security   kafkaclient.Security // TLS and SASL, kgo mode only (zero: PLAINTEXT)
+	Topic      string               // required for the produce modes; created with 1 partition if missing
+	Mode       RoundTripMode        // default RoundTripKgo
+	Records    int64                // measured round trips; default 10,000
+	Warmup     int64                // round trips before measuring (connections, metadata); default 200
+	RecordSize int                  // value bytes; default 100
+	Acks       kafkaclient.Acks     // 1 or -1 (all); the zero value means 1 (acks=0 has no round trip)
+	Interval   time.Duration        // pause between round trips; 0 = back to back
+	Out        io.Writer            // summary line; nil discards
 }
 
 // RoundTripResult is what RoundTrip measured.
@@ -149,16 +150,15 @@ func kgoRoundTrip(ctx context.Context, cfg RoundTripConfig) (func() error, func(
 	if cfg.Topic == "" {
 		return nil, nil, fmt.Errorf("%w: no topic (set --topic)", ErrConfig)
 	}
-	if _, err := EnsureTopic(ctx, cfg.Brokers, cfg.Topic, 1, 0, cfg.Out); err != nil {
+	if _, err := EnsureTopic(ctx, kafkaclient.Options{Brokers: cfg.Brokers, Security: cfg.Security}, cfg.Topic, 1, 0, cfg.Out); err != nil {
 		return nil, nil, err
 	}
-	opts := client.ProducerOpts(cfg.Brokers, cfg.Acks, kgo.NoCompression())
-	opts = append(opts,
+	opts := append(kafkaclient.Producer(cfg.Acks, kgo.NoCompression()),
 		kgo.DefaultProduceTopic(cfg.Topic),
 		kgo.ProducerLinger(0),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 	)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: cfg.Brokers, Security: cfg.Security}, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("producer client: %w", err)
 	}
@@ -173,17 +173,20 @@ func kgoRoundTrip(ctx context.Context, cfg RoundTripConfig) (func() error, func(
 // ApiVersions) and returns a function sending one request and reading its
 // response on that connection.
 func rawRoundTrip(ctx context.Context, cfg RoundTripConfig) (func() error, func(), error) {
+	if p := cfg.Security.Protocol; p != "" && p != kafkaclient.Plaintext {
+		return nil, nil, fmt.Errorf("%w: mode %s speaks PLAINTEXT on a raw connection, not %s: use mode kgo", ErrConfig, cfg.Mode, p)
+	}
 	addr := cfg.Brokers[0]
 	var req kmsg.Request
 	if cfg.Mode == RoundTripRawProduce {
 		if cfg.Topic == "" {
 			return nil, nil, fmt.Errorf("%w: no topic (set --topic)", ErrConfig)
 		}
-		if _, err := EnsureTopic(ctx, cfg.Brokers, cfg.Topic, 1, 0, cfg.Out); err != nil {
+		if _, err := EnsureTopic(ctx, kafkaclient.Options{Brokers: cfg.Brokers, Security: cfg.Security}, cfg.Topic, 1, 0, cfg.Out); err != nil {
 			return nil, nil, err
 		}
 		var err error
-		if addr, err = leaderOf(ctx, cfg.Brokers, cfg.Topic, 0); err != nil {
+		if addr, err = leaderOf(ctx, kafkaclient.Options{Brokers: cfg.Brokers, Security: cfg.Security}, cfg.Topic, 0); err != nil {
 			return nil, nil, err
 		}
 		p := kmsg.NewProduceRequest()
@@ -281,8 +284,8 @@ func checkResponse(req kmsg.Request, b []byte) error {
 }
 
 // leaderOf returns the host:port of the leader of topic's partition.
-func leaderOf(ctx context.Context, brokers []string, topic string, partition int32) (string, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+func leaderOf(ctx context.Context, o kafkaclient.Options, topic string, partition int32) (string, error) {
+	cl, err := kafkaclient.New(o)
 	if err != nil {
 		return "", err
 	}

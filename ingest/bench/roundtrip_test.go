@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/testkit"
 )
 
 func TestOneRecordBatchDecodes(t *testing.T) {
@@ -42,7 +44,7 @@ func TestRoundTripModes(t *testing.T) {
 	brokers := newFake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out syncBuf
+	var out testkit.Buffer
 	for _, m := range RoundTripModes {
 		r, err := RoundTrip(ctx, RoundTripConfig{Brokers: brokers, Topic: "rt", Mode: m, Records: 300, Warmup: 20, RecordSize: 10, Out: &out})
 		if err != nil {

@@ -1,16 +1,24 @@
+//go:build linux
+
 package bench
 
 import (
 	"os"
-	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
 
-func TestReadSchedStatCountsCPU(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("schedstat is Linux's")
+// cpuTime is the process's user and system CPU time by getrusage.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
 	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func TestReadSchedStatCountsCPU(t *testing.T) {
 	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
 		t.Skip("no schedstat on this kernel")
 	}
@@ -18,18 +26,21 @@ func TestReadSchedStatCountsCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Spin for 50 ms of wall time: at least some of it is on a CPU.
+	// Spin until the kernel's rusage says this process has used 50 ms more
+	// CPU (a wall-time spin may get no CPU at all on a loaded machine).
 	x := 0
-	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
-		x++
+	for start := cpuTime(t); cpuTime(t)-start < 50*time.Millisecond; {
+		for i := 0; i < 1e5; i++ {
+			x++
+		}
 	}
 	after, err := ReadSchedStat(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := after.Sub(before)
-	if d.CPU < 5*time.Millisecond || d.CPU > 10*time.Second || d.Wait < 0 {
-		t.Fatalf("schedstat delta %v over a 50 ms spin (x=%d)", d, x)
+	if d.CPU < 25*time.Millisecond || d.CPU > 10*time.Second || d.Wait < 0 {
+		t.Fatalf("schedstat delta %v over a spin of 50 ms of CPU by rusage (x=%d)", d, x)
 	}
 	if s := d.String(); s == "" {
 		t.Fatal("empty String")

@@ -17,7 +17,9 @@
 // Files: records.go (the topic's keys and values), state.go (the state
 // machine), log.go (Log, MemLog, KafkaLog), registry.go (Registry, the
 // write path), http.go (the REST API), errors.go (Confluent error codes),
-// source.go (a schemas.Source over franz-go's sr client).
+// source.go (a schemas.Source over franz-go's sr client), access.go
+// (IsWrite: which requests a read-only user may not make; TLS and basic
+// auth are broker/httpsec's, wrapped around Handler by broker/node).
 //
 // Not supported: schema references, PROTOBUF and JSON schema types,
 // contexts, and several writing instances on one topic (ids could clash).

@@ -18,6 +18,7 @@ import (
 	"weir/broker/log"
 	"weir/broker/log/vfs"
 	"weir/broker/metadata"
+	"weir/internal/kafkaclient"
 )
 
 // testBroker is a real weir broker in-process on 127.0.0.1:0 over a temp
@@ -88,7 +89,7 @@ func startRegistry(t testing.TB, b *testBroker) *testRegistry {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	lg := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
-	kl, err := OpenKafka(ctx, KafkaConfig{Brokers: []string{b.addr}, CreateTopic: b.createTopic, Logger: lg})
+	kl, err := OpenKafka(ctx, KafkaConfig{Client: kafkaclient.Options{Brokers: []string{b.addr}}, CreateTopic: b.createTopic, Logger: lg})
 	if err != nil {
 		t.Fatal(err)
 	}

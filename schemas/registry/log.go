@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"weir/ingest/client"
+	"weir/internal/kafkaclient"
 )
 
 // Log is the registry's durable record log (the _schemas topic).
@@ -113,12 +113,11 @@ func (l *MemLog) Close() error {
 
 // KafkaConfig configures a KafkaLog.
 type KafkaConfig struct {
-	// Brokers is the bootstrap list.
-	Brokers []string
+	// Client is how the log's clients connect: bootstrap brokers, TLS,
+	// SASL (and, in tests, Extra options).
+	Client kafkaclient.Options
 	// Topic is the log topic (default "_schemas").
 	Topic string
-	// ClientOpts are added to both kgo clients (TLS, SASL, logging).
-	ClientOpts []kgo.Opt
 	// CreateTopic is called when the broker cannot create the topic with
 	// CreateTopics (a broker without that API); nil means rely on topic
 	// auto-creation, which does not set cleanup.policy=compact.
@@ -135,7 +134,7 @@ const DefaultTopic = "_schemas"
 type KafkaLog struct {
 	topic    string
 	producer *kgo.Client
-	opts     []kgo.Opt
+	client   kafkaclient.Options
 	log      *zap.Logger
 
 	mu       sync.Mutex
@@ -152,14 +151,13 @@ func OpenKafka(ctx context.Context, cfg KafkaConfig) (*KafkaLog, error) {
 	if lg == nil {
 		lg = zap.NewNop()
 	}
-	popts := append(client.ProducerOpts(cfg.Brokers, client.Acks(-1), kgo.NoCompression()),
-		kgo.DefaultProduceTopic(cfg.Topic), kgo.ProducerLinger(0), kgo.MaxBufferedRecords(1024))
-	producer, err := kgo.NewClient(append(popts, cfg.ClientOpts...)...)
+	co := cfg.Client
+	producer, err := kafkaclient.New(co, append(kafkaclient.Producer(kafkaclient.AcksAll, kgo.NoCompression()),
+		kgo.DefaultProduceTopic(cfg.Topic), kgo.ProducerLinger(0), kgo.MaxBufferedRecords(1024))...)
 	if err != nil {
-		return nil, fmt.Errorf("schema registry: kafka client for %v: %w", cfg.Brokers, err)
+		return nil, fmt.Errorf("schema registry: %w", err)
 	}
-	l := &KafkaLog{topic: cfg.Topic, producer: producer, log: lg,
-		opts: append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, cfg.ClientOpts...)}
+	l := &KafkaLog{topic: cfg.Topic, producer: producer, log: lg, client: co}
 	if err := l.ensureTopic(ctx, cfg.CreateTopic); err != nil {
 		producer.Close()
 		return nil, err
@@ -218,10 +216,10 @@ func (l *KafkaLog) Append(ctx context.Context, recs ...Record) (int64, error) {
 
 // Consume implements Log.
 func (l *KafkaLog) Consume(ctx context.Context, fn func(Record, int64)) error {
-	cl, err := kgo.NewClient(append(l.opts,
+	cl, err := kafkaclient.New(l.client,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{l.topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchMaxWait(500*time.Millisecond),
-	)...)
+	)
 	if err != nil {
 		return err
 	}

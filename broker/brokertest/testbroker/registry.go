@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"weir/internal/kafkaclient"
 	"weir/schemas/registry"
 )
 
@@ -17,7 +18,7 @@ func (b *Broker) Registry(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	kl, err := registry.OpenKafka(ctx, registry.KafkaConfig{Brokers: []string{b.Addr}, Logger: zap.NewNop()})
+	kl, err := registry.OpenKafka(ctx, registry.KafkaConfig{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"weir/internal/mvnpeer"
+	"weir/internal/testkit"
 )
 
 // Heap is the JVM heap of the engine.
@@ -92,6 +93,9 @@ func Build() (string, error) {
 // CI=true).
 func Start(tb testing.TB, cfg Config) *Engine {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("debeziumtest: starts a Debezium engine (JVM): not run with -short")
+	}
 	if why := Available(); why != "" {
 		if os.Getenv("CI") == "true" {
 			tb.Fatalf("debeziumtest: %s (CI=true: Debezium is required)", why)
@@ -254,23 +258,22 @@ func (e *Engine) Events() ([]Event, error) {
 func (e *Engine) WaitSnapshot(tb testing.TB, timeout time.Duration) []Event {
 	tb.Helper()
 	var evs []Event
-	deadline := time.Now().Add(timeout)
-	for {
+	err := testkit.Poll(timeout, func() error {
 		var err error
-		evs, err = e.Events()
-		if err != nil {
-			tb.Fatalf("debeziumtest: %v", err)
+		if evs, err = e.Events(); err != nil {
+			return testkit.Stop(err)
 		}
 		for _, ev := range evs {
 			if ev.Snapshot == "last" {
-				return evs
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("debeziumtest: snapshot not done within %v (%d events); engine log:\n%s", timeout, len(evs), e.logTail())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return fmt.Errorf("snapshot not done (%d events)", len(evs))
+	})
+	if err != nil {
+		tb.Fatalf("debeziumtest: %v; engine log:\n%s", err, e.logTail())
 	}
+	return evs
 }
 
 // Log is the tail of the engine's log (stderr).

@@ -19,6 +19,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"weir/internal/testkit"
 )
 
 // Credentials of the users the server is initialised with.
@@ -136,6 +138,9 @@ func Shared(tb testing.TB) *Server {
 // starting it on first use; like Shared otherwise.
 func SharedWith(tb testing.TB, o Options) *Server {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("mysqltest: starts a MariaDB server: not run with -short")
+	}
 	if err := Available(); err != nil {
 		if os.Getenv("CI") == "true" {
 			tb.Fatalf("mysqltest: %v (CI=true: MariaDB is required)", err)
@@ -257,33 +262,32 @@ func start(o Options) (*Server, error) {
 	}
 	s := &Server{Host: "127.0.0.1", Port: port, Dir: dir, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	go func() { cmd.Wait(); close(s.exited) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c, err := s.connect("")
-		if err == nil {
-			s.Version = c.GetServerVersion()
-			err = s.setZone(c, o.TimeZone)
-			c.Close()
-			if err != nil {
-				s.stop()
-				return nil, err
-			}
-			return s, nil
+	var c *client.Conn
+	err = testkit.Poll(60*time.Second, func() error {
+		var err error
+		if c, err = s.connect(""); err == nil {
+			return nil
 		}
 		select {
 		case <-s.exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			s.stop()
-			return nil, fmt.Errorf("mariadbd exited during startup: %s", tail(log, 3000))
+			return testkit.Stop(errors.New("mariadbd exited during startup"))
 		default:
+			return fmt.Errorf("mariadbd does not accept connections: %w", err)
 		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			s.stop()
-			return nil, fmt.Errorf("mariadbd did not accept connections within 60s (last: %v): %s", err, tail(log, 3000))
-		}
-		time.Sleep(100 * time.Millisecond)
+	})
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+		s.stop()
+		return nil, fmt.Errorf("%w: %s", err, tail(log, 3000))
 	}
+	s.Version = c.GetServerVersion()
+	err = s.setZone(c, o.TimeZone)
+	c.Close()
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
 }
 
 // setZone loads a named time zone's tables and makes it the global

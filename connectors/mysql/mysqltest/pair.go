@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"weir/internal/testkit"
 )
 
 // Pair is a MariaDB primary and its GTID replica, for failover tests.
@@ -32,6 +34,9 @@ const (
 // CI=true).
 func StartPair(tb testing.TB, args ...string) *Pair {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("mysqltest: starts two MariaDB servers: not run with -short")
+	}
 	if err := Available(); err != nil {
 		if os.Getenv("CI") == "true" {
 			tb.Fatalf("mysqltest: %v (CI=true: MariaDB is required)", err)
@@ -54,18 +59,15 @@ func StartPair(tb testing.TB, args ...string) *Pair {
 		fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = '%s', MASTER_PORT = %d, MASTER_USER = '%s', MASTER_PASSWORD = '%s', MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 1",
 			p.Primary.Host, p.Primary.Port, AdminUser, AdminPassword),
 		"START SLAVE")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.CheckFor(tb, 30*time.Second, func() error {
 		st := p.Replica.slaveStatus(tb)
-		if st["Slave_IO_Running"] == "Yes" && st["Slave_SQL_Running"] == "Yes" {
-			return p
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("mysqltest: the replica does not replicate within 30s: IO %s (%s), SQL %s (%s)", st["Slave_IO_Running"],
+		if st["Slave_IO_Running"] != "Yes" || st["Slave_SQL_Running"] != "Yes" {
+			return fmt.Errorf("mysqltest: the replica does not replicate: IO %s (%s), SQL %s (%s)", st["Slave_IO_Running"],
 				st["Last_IO_Error"], st["Slave_SQL_Running"], st["Last_SQL_Error"])
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return p
 }
 
 // slaveStatus is SHOW SLAVE STATUS as column → value.

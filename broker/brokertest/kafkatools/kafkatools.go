@@ -1,0 +1,81 @@
+package kafkatools
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"weir/internal/mvnpeer"
+)
+
+// Kafka 4.4's tool classes (kafka-<name>.sh runs them).
+const (
+	ConfigCommand = "org.apache.kafka.tools.ConfigCommand" // kafka-configs
+	AclCommand    = "org.apache.kafka.tools.AclCommand"    // kafka-acls
+	TopicCommand  = "org.apache.kafka.tools.TopicCommand"  // kafka-topics
+)
+
+// Heap is the JVM heap of a tool run.
+const Heap = "256m"
+
+// Available reports why the tools cannot run here ("" when they can).
+func Available() string {
+	for _, tool := range []string{"java", "mvn"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return tool + " is not installed (install Java 17 and Maven to run Kafka's tools)"
+		}
+	}
+	return ""
+}
+
+func project() mvnpeer.Project {
+	_, file, _, _ := runtime.Caller(0)
+	return mvnpeer.Project{Dir: filepath.Join(filepath.Dir(file), "java"), Launcher: "weir/kafkatools/Launcher.class"}
+}
+
+// Build builds the tools' classpath when needed and returns it.
+func Build() (string, error) { return project().Build() }
+
+// Run runs tool class with args and returns its combined output; err
+// includes the output when the tool exits non-zero.
+func Run(ctx context.Context, class string, args ...string) (string, error) {
+	cp, err := Build()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "java", append([]string{"-Xmx" + Heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+		"-Dlog4j2.level=WARN", "-cp", cp, "weir.kafkatools.Launcher", class}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %v: %w\n%s", filepath.Ext(class)[1:], args, err, out)
+	}
+	return string(out), nil
+}
+
+// ForTest returns a function that runs tool class against bootstrap with
+// the given arguments and returns its output, failing t on an error. It
+// skips t under -short (JVMs take seconds) and where Java or Maven is
+// missing; runs are bounded by three minutes in all.
+func ForTest(t testing.TB, class, bootstrap string) func(args ...string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts JVMs")
+	}
+	if why := Available(); why != "" {
+		t.Skip(why)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return func(args ...string) string {
+		t.Helper()
+		out, err := Run(ctx, class, append([]string{"--bootstrap-server", bootstrap}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+}

@@ -1,0 +1,86 @@
+package file
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"weir/connectors"
+	"weir/internal/testkit"
+)
+
+// TestCopytruncateBehindReader: a reader far behind the writer when a
+// copytruncate rotation happens finds the file truncated and written again
+// past its read offset before its next scan. It must not take the new
+// content at that offset for the rest of the old file: every line of the
+// old content (now in the copy) and of the new one arrives exactly once.
+func TestCopytruncateBehindReader(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	const lines = 20000
+	content := func(prefix string) []byte {
+		var b []byte
+		for i := range lines {
+			b = fmt.Appendf(b, "%s line %06d with some padding to look like a log line\n", prefix, i)
+		}
+		return b
+	}
+	if err := os.WriteFile(path, content("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := New(Options{Topic: "t", Include: []string{filepath.Join(dir, "app.log*")}, Encoder: JSONEncoder{},
+		BatchRecords: 100, RescanInterval: time.Hour, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Open(context.Background(), rawTestCtx{connectors.NewTestMetrics("lag")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	seen := map[string]int{}
+	poll := func() int {
+		out, err := src.Poll(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out {
+			var ev struct{ Message string }
+			if err := json.Unmarshal(r.Value, &ev); err != nil {
+				t.Fatalf("%s: %v", r.Value, err)
+			}
+			seen[ev.Message]++
+		}
+		return len(out)
+	}
+	if n := poll(); n == 0 || n >= lines {
+		t.Fatalf("first poll returned %d records; the test needs the reader part way through the file", n)
+	}
+	// copytruncate, then the writer goes on well past the reader's offset.
+	if err := os.WriteFile(path+".1", content("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, content("new"), 0o644); err != nil { // O_TRUNC: same inode
+		t.Fatal(err)
+	}
+	poll() // no scan is due: the reader meets the new content at its offset
+	src.o.RescanInterval = 10 * time.Millisecond
+	testkit.CheckFor(t, 20*time.Second, func() error {
+		poll()
+		if len(seen) < 2*lines {
+			return fmt.Errorf("%d distinct lines of %d", len(seen), 2*lines)
+		}
+		return nil
+	})
+	for _, prefix := range []string{"old", "new"} {
+		for i := range lines {
+			msg := fmt.Sprintf("%s line %06d with some padding to look like a log line", prefix, i)
+			if n := seen[msg]; n != 1 {
+				t.Fatalf("%q arrived %d times", msg, n)
+			}
+		}
+	}
+}

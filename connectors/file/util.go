@@ -1,5 +1,0 @@
-package file
-
-import "unicode/utf8"
-
-func decodeRune(b []byte) (rune, int) { return utf8.DecodeRune(b) }

@@ -1,0 +1,193 @@
+// Package kafkapeer starts a real Apache Kafka 4.4 broker for tests of
+// weir's clients: one KRaft node (broker and controller in one JVM) from
+// Maven Central jars (java/pom.xml, built on demand through
+// internal/mvnpeer; scripts/test builds it up front), with a PLAINTEXT
+// listener and a SASL_SSL one (SCRAM-SHA-256/512 users added when the
+// data directory is formatted, PLAIN users from the listener's JAAS
+// config), its certificate a PEM key store. It is heavy (a JVM, seconds
+// to start): start one per test package.
+package kafkapeer
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"weir/internal/mvnpeer"
+)
+
+// Options configure the broker.
+type Options struct {
+	// Dir holds the configuration, data and log (a fresh directory).
+	Dir string
+	// KeyStore is the PEM file with the broker's key and certificate
+	// chain (Kafka's ssl.keystore.type=PEM), unencrypted.
+	KeyStore string
+	// SCRAM are users (name → password) of SCRAM-SHA-256 and
+	// SCRAM-SHA-512; PLAIN are users of PLAIN.
+	SCRAM, PLAIN map[string]string
+	// Heap is the JVM heap (default 512m).
+	Heap string
+}
+
+// Kafka is a running broker.
+type Kafka struct {
+	// Plaintext and SASLSSL are the listeners' host:port.
+	Plaintext, SASLSSL string
+	cmd                *exec.Cmd
+	done               chan error
+	log                string
+}
+
+// Available reports why the broker cannot run here ("" when it can).
+func Available() string {
+	for _, tool := range []string{"java", "mvn"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return tool + " is not installed (install Java 17 and Maven to run Apache Kafka)"
+		}
+	}
+	return ""
+}
+
+func project() mvnpeer.Project {
+	_, file, _, _ := runtime.Caller(0)
+	return mvnpeer.Project{Dir: filepath.Join(filepath.Dir(file), "java"), Launcher: "weir/kafkapeer/Launcher.class"}
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// Start formats o.Dir and starts the broker; it returns when the
+// SASL_SSL listener accepts connections.
+func Start(ctx context.Context, o Options) (*Kafka, error) {
+	cp, err := project().Build()
+	if err != nil {
+		return nil, err
+	}
+	if o.Heap == "" {
+		o.Heap = "512m"
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kafka{Plaintext: fmt.Sprintf("127.0.0.1:%d", ports[0]), SASLSSL: fmt.Sprintf("127.0.0.1:%d", ports[1]),
+		done: make(chan error, 1), log: filepath.Join(o.Dir, "kafka.log")}
+	ctrl := fmt.Sprintf("127.0.0.1:%d", ports[2])
+	var plain []string
+	for _, u := range sortedKeys(o.PLAIN) {
+		plain = append(plain, fmt.Sprintf("user_%s=%q", u, o.PLAIN[u]))
+	}
+	props := []string{
+		"process.roles=broker,controller",
+		"node.id=1",
+		"controller.quorum.bootstrap.servers=" + ctrl,
+		"listeners=PLAINTEXT://" + k.Plaintext + ",SASL_SSL://" + k.SASLSSL + ",CONTROLLER://" + ctrl,
+		"advertised.listeners=PLAINTEXT://" + k.Plaintext + ",SASL_SSL://" + k.SASLSSL,
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
+		"controller.listener.names=CONTROLLER",
+		"inter.broker.listener.name=PLAINTEXT",
+		"log.dirs=" + filepath.Join(o.Dir, "data"),
+		"offsets.topic.replication.factor=1",
+		"transaction.state.log.replication.factor=1",
+		"transaction.state.log.min.isr=1",
+		"share.coordinator.state.topic.replication.factor=1",
+		"group.initial.rebalance.delay.ms=0",
+		"sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
+		"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+		"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+		"listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required " + strings.Join(plain, " ") + ";",
+		"ssl.keystore.type=PEM",
+		"ssl.keystore.location=" + o.KeyStore,
+	}
+	conf := filepath.Join(o.Dir, "server.properties")
+	if err := os.WriteFile(conf, []byte(strings.Join(props, "\n")+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	java := func(args ...string) *exec.Cmd {
+		return exec.Command("java", append([]string{"-Xmx" + o.Heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+			"-Dlog4j2.level=WARN", "-cp", cp, "weir.kafkapeer.Launcher"}, args...)...)
+	}
+	format := []string{"format", "--standalone", "-t", "V2VpckthZmthUGVlcjEyMw", "-c", conf}
+	for _, u := range sortedKeys(o.SCRAM) {
+		for _, m := range []string{"SCRAM-SHA-256", "SCRAM-SHA-512"} {
+			format = append(format, "--add-scram", fmt.Sprintf("%s=[name=%s,password=%s]", m, u, o.SCRAM[u]))
+		}
+	}
+	if out, err := java(format...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("kafka storage format: %v\n%s", err, out)
+	}
+	logf, err := os.Create(k.log)
+	if err != nil {
+		return nil, err
+	}
+	k.cmd = java("start", conf)
+	k.cmd.Stdout, k.cmd.Stderr = logf, logf
+	if err := k.cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	go func() { k.done <- k.cmd.Wait(); logf.Close() }()
+	for {
+		select {
+		case err := <-k.done:
+			k.done <- err
+			return nil, fmt.Errorf("kafka exited while starting: %v\n%s", err, k.Log())
+		case <-ctx.Done():
+			k.Stop()
+			return nil, fmt.Errorf("kafka did not open %s: %w\n%s", k.SASLSSL, ctx.Err(), k.Log())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if c, err := net.DialTimeout("tcp", k.SASLSSL, time.Second); err == nil {
+			c.Close()
+			return k, nil
+		}
+	}
+}
+
+// Log is the broker's output so far.
+func (k *Kafka) Log() string {
+	b, _ := os.ReadFile(k.log)
+	return string(b)
+}
+
+// Stop kills the broker and waits for it.
+func (k *Kafka) Stop() {
+	if k.cmd.Process != nil {
+		_ = k.cmd.Process.Kill()
+	}
+	err := <-k.done
+	k.done <- err
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
