@@ -16,6 +16,7 @@ import (
 // verifyTxnProduce checks that a partition is part of the ongoing
 // transaction of a producer before its transactional batch is appended
 // (KIP-890 part 1). nil means it is.
+//
 //lint:ignore U1000 called by the transactional produce path (issue 17, in progress)
 func (s *Server) verifyTxnProduce(r *Request, transactionalID string, producerID int64, epoch int16, topic string, partition int32) *kerr.Error {
 	return kerr.InvalidTxnState
@@ -45,5 +46,7 @@ func (s *Server) WriteTxnMarkersLocal(ctx context.Context, req *kmsg.WriteTxnMar
 
 // groupTxnMarker tells the group coordinator that a transaction marker was
 // appended to a __consumer_offsets partition this broker leads.
+//
 //lint:ignore U1000 called by the marker path (issue 17, in progress)
-func (s *Server) groupTxnMarker(partition int32, producerID int64, producerEpoch int16, commit bool) {}
+func (s *Server) groupTxnMarker(partition int32, producerID int64, producerEpoch int16, commit bool) {
+}
