@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,7 +29,8 @@ type Options struct {
 	// Dir holds the configuration, data and log (a fresh directory).
 	Dir string
 	// KeyStore is the PEM file with the broker's key and certificate
-	// chain (Kafka's ssl.keystore.type=PEM), unencrypted.
+	// chain (Kafka's ssl.keystore.type=PEM), unencrypted. Without it the
+	// broker has no SASL_SSL listener (PLAINTEXT only).
 	KeyStore string
 	// SCRAM are users (name → password) of SCRAM-SHA-256 and
 	// SCRAM-SHA-512; PLAIN are users of PLAIN.
@@ -39,7 +41,8 @@ type Options struct {
 
 // Kafka is a running broker.
 type Kafka struct {
-	// Plaintext and SASLSSL are the listeners' host:port.
+	// Plaintext and SASLSSL are the listeners' host:port (SASLSSL is
+	// empty without Options.KeyStore).
 	Plaintext, SASLSSL string
 	cmd                *exec.Cmd
 	done               chan error
@@ -81,7 +84,7 @@ func freePorts(n int) ([]int, error) {
 }
 
 // Start formats o.Dir and starts the broker; it returns when the
-// SASL_SSL listener accepts connections.
+// SASL_SSL listener (PLAINTEXT without a key store) accepts connections.
 func Start(ctx context.Context, o Options) (*Kafka, error) {
 	cp, err := project().Build()
 	if err != nil {
@@ -123,6 +126,12 @@ func Start(ctx context.Context, o Options) (*Kafka, error) {
 		"ssl.keystore.type=PEM",
 		"ssl.keystore.location=" + o.KeyStore,
 	}
+	if o.KeyStore == "" {
+		k.SASLSSL = ""
+		props = slices.DeleteFunc(props, func(p string) bool { return strings.Contains(strings.ToLower(p), "sasl") || strings.HasPrefix(p, "ssl.") })
+		props = append(props, "listeners=PLAINTEXT://"+k.Plaintext+",CONTROLLER://"+ctrl, "advertised.listeners=PLAINTEXT://"+k.Plaintext,
+			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT")
+	}
 	conf := filepath.Join(o.Dir, "server.properties")
 	if err := os.WriteFile(conf, []byte(strings.Join(props, "\n")+"\n"), 0o600); err != nil {
 		return nil, err
@@ -151,6 +160,10 @@ func Start(ctx context.Context, o Options) (*Kafka, error) {
 		return nil, err
 	}
 	go func() { k.done <- k.cmd.Wait(); logf.Close() }()
+	wait := k.SASLSSL
+	if wait == "" {
+		wait = k.Plaintext
+	}
 	for {
 		select {
 		case err := <-k.done:
@@ -158,10 +171,10 @@ func Start(ctx context.Context, o Options) (*Kafka, error) {
 			return nil, fmt.Errorf("kafka exited while starting: %v\n%s", err, k.Log())
 		case <-ctx.Done():
 			k.Stop()
-			return nil, fmt.Errorf("kafka did not open %s: %w\n%s", k.SASLSSL, ctx.Err(), k.Log())
+			return nil, fmt.Errorf("kafka did not open %s: %w\n%s", wait, ctx.Err(), k.Log())
 		case <-time.After(100 * time.Millisecond):
 		}
-		if c, err := net.DialTimeout("tcp", k.SASLSSL, time.Second); err == nil {
+		if c, err := net.DialTimeout("tcp", wait, time.Second); err == nil {
 			c.Close()
 			return k, nil
 		}

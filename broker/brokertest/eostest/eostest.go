@@ -1,0 +1,26 @@
+package eostest
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	"weir/internal/mvnpeer"
+)
+
+// Available reports why the Java peers cannot run here ("" when they can).
+func Available() string {
+	for _, tool := range []string{"java", "mvn"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return tool + " is not installed (install Java 17 and Maven to run the Kafka client peers)"
+		}
+	}
+	return ""
+}
+
+// Classpath builds the Java peers (java/) when needed and returns their
+// classpath.
+func Classpath() (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	return mvnpeer.Project{Dir: filepath.Join(filepath.Dir(file), "java"), Launcher: "weir/eostest/TxnScenarios.class"}.Build()
+}
