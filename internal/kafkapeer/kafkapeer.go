@@ -37,6 +37,9 @@ type Options struct {
 	SCRAM, PLAIN map[string]string
 	// Heap is the JVM heap (default 512m).
 	Heap string
+	// Props are more server.properties lines (name=value), after the
+	// others (a later line overrides an earlier one).
+	Props []string
 }
 
 // Kafka is a running broker.
@@ -132,6 +135,7 @@ func Start(ctx context.Context, o Options) (*Kafka, error) {
 		props = append(props, "listeners=PLAINTEXT://"+k.Plaintext+",CONTROLLER://"+ctrl, "advertised.listeners=PLAINTEXT://"+k.Plaintext,
 			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT")
 	}
+	props = append(props, o.Props...)
 	conf := filepath.Join(o.Dir, "server.properties")
 	if err := os.WriteFile(conf, []byte(strings.Join(props, "\n")+"\n"), 0o600); err != nil {
 		return nil, err

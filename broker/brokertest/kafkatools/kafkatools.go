@@ -17,6 +17,9 @@ const (
 	ConfigCommand = "org.apache.kafka.tools.ConfigCommand" // kafka-configs
 	AclCommand    = "org.apache.kafka.tools.AclCommand"    // kafka-acls
 	TopicCommand  = "org.apache.kafka.tools.TopicCommand"  // kafka-topics
+	// TransactionsCommand is kafka-transactions (list, describe,
+	// describe-producers, find-hanging, abort).
+	TransactionsCommand = "org.apache.kafka.tools.TransactionsCommand"
 )
 
 // Heap is the JVM heap of a tool run.
