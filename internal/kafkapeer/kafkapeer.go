@@ -131,7 +131,9 @@ func Start(ctx context.Context, o Options) (*Kafka, error) {
 	}
 	if o.KeyStore == "" {
 		k.SASLSSL = ""
-		props = slices.DeleteFunc(props, func(p string) bool { return strings.Contains(strings.ToLower(p), "sasl") || strings.HasPrefix(p, "ssl.") })
+		props = slices.DeleteFunc(props, func(p string) bool {
+			return strings.Contains(strings.ToLower(p), "sasl") || strings.HasPrefix(p, "ssl.")
+		})
 		props = append(props, "listeners=PLAINTEXT://"+k.Plaintext+",CONTROLLER://"+ctrl, "advertised.listeners=PLAINTEXT://"+k.Plaintext,
 			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT")
 	}
