@@ -83,8 +83,8 @@ func lower(s string) string {
 
 // Delete answers DeleteGroups: only Empty groups can be deleted
 // (NON_EMPTY_GROUP otherwise, GROUP_ID_NOT_FOUND for unknown ones). The
-// group and its offsets are tombstoned; reply is called once everything
-// is written.
+// group and its offsets, committed and pending transactional ones, are
+// tombstoned; reply is called once everything is written.
 func (m *Machine) Delete(now time.Time, ids []string, reply func([]kmsg.DeleteGroupsResponseGroup)) {
 	out := make([]kmsg.DeleteGroupsResponseGroup, len(ids))
 	waiting := 1
@@ -116,6 +116,13 @@ func (m *Machine) Delete(now time.Time, ids []string, reply func([]kmsg.DeleteGr
 		}
 		for tp := range g.inflight {
 			seen[tp] = true
+		}
+		// Pending transactional offsets are tombstoned too, as Kafka's
+		// deleteAllOffsets does: a later commit marker restores nothing.
+		for _, offs := range g.txnOffsets {
+			for tp := range offs {
+				seen[tp] = true
+			}
 		}
 		tps := make([]topicPartition, 0, len(seen))
 		for tp := range seen {

@@ -155,11 +155,14 @@ func (c *Coordinator) Load(p int32) error {
 	start := time.Now()
 	n := 0
 	err := c.st.Replay(p, func(b []byte) error {
-		return ParseBatches(b, func(k, v []byte) error {
+		return ReplayBatches(b, func(pid int64, k, v []byte) error {
 			n++
-			if err := l.Apply(k, v); err != nil {
+			if err := l.ApplyRecord(pid, k, v); err != nil {
 				c.log.Warn("skipping undecodable __consumer_offsets record", zap.Int32("partition", p), zap.Error(err))
 			}
+			return nil
+		}, func(pid int64, commit bool) error {
+			l.ApplyMarker(pid, commit)
 			return nil
 		})
 	})
@@ -296,13 +299,17 @@ func (c *Coordinator) runWriter(wr *writer) {
 			c.mu.Unlock()
 			return
 		}
-		// Take Writes up to maxBatchBytes (at least one).
+		// Take Writes up to maxBatchBytes (at least one); a
+		// transactional Write goes alone in its batch.
 		var (
 			recs []Record
 			size int
 			k    int
 		)
 		for k < len(q) {
+			if k > 0 && (q[k].ProducerID >= 0 || q[0].ProducerID >= 0) {
+				break
+			}
 			ws := 0
 			for _, r := range q[k].Records {
 				ws += len(r.Key) + len(r.Value) + 16
@@ -318,7 +325,13 @@ func (c *Coordinator) runWriter(wr *writer) {
 		wr.queue = q[k:]
 		c.mu.Unlock()
 
-		err := c.st.Append(wr.p, BuildBatch(recs, c.now().UnixMilli()))
+		var batch []byte
+		if w := q[0]; w.ProducerID >= 0 {
+			batch = BuildTxnBatch(recs, c.now().UnixMilli(), w.ProducerID, w.ProducerEpoch)
+		} else {
+			batch = BuildBatch(recs, c.now().UnixMilli())
+		}
+		err := c.st.Append(wr.p, batch)
 		if err != nil {
 			c.log.Warn("appending to __consumer_offsets failed", zap.Int32("partition", wr.p), zap.Int("records", len(recs)), zap.Error(err))
 		}
@@ -421,16 +434,59 @@ func (c *Coordinator) Commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 	return await(ctx, ch)
 }
 
-// FetchOffsets returns a group's committed offsets (topics nil: all).
-func (c *Coordinator) FetchOffsets(group string, topics []kmsg.OffsetFetchRequestTopic) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error) {
+// FetchOffsets returns a group's committed offsets (topics nil: all);
+// requireStable: UNSTABLE_OFFSET_COMMIT for partitions with pending
+// transactional offsets.
+func (c *Coordinator) FetchOffsets(group string, topics []kmsg.OffsetFetchRequestTopic, requireStable bool) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error) {
 	var (
 		out []kmsg.OffsetFetchResponseTopic
 		ge  *kerr.Error
 	)
-	if e := c.with(func(m *Machine, _ time.Time) { out, ge = m.FetchOffsets(group, topics) }); e != nil {
+	if e := c.with(func(m *Machine, _ time.Time) { out, ge = m.FetchOffsets(group, topics, requireStable) }); e != nil {
 		return nil, e
 	}
 	return out, ge
+}
+
+// TxnCommit runs a TxnOffsetCommit whose producer the caller verified;
+// it returns after the transactional batch is appended.
+func (c *Coordinator) TxnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, exists func(string, int32) bool) (*kmsg.TxnOffsetCommitResponse, error) {
+	ch := make(chan *kmsg.TxnOffsetCommitResponse, 1)
+	if e := c.with(func(m *Machine, now time.Time) {
+		m.TxnCommit(now, req, exists, func(r *kmsg.TxnOffsetCommitResponse) { ch <- r })
+	}); e != nil {
+		return TxnCommitErrors(req, e.Code), nil
+	}
+	return await(ctx, ch)
+}
+
+// TxnCommitErrors answers every partition of a TxnOffsetCommit with code.
+func TxnCommitErrors(req *kmsg.TxnOffsetCommitRequest, code int16) *kmsg.TxnOffsetCommitResponse {
+	r := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		r.Topics = append(r.Topics, rt)
+	}
+	return r
+}
+
+// TxnMarker tells the coordinator that a transaction marker of producerID
+// was appended to partition p of __consumer_offsets: that producer's
+// pending offsets become committed (commit) or are dropped.
+func (c *Coordinator) TxnMarker(p int32, producerID int64, commit bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		return
+	}
+	c.m.TxnMarker(c.now(), p, producerID, commit)
+	c.flushWrites()
 }
 
 // DeleteOffsets runs an OffsetDelete.

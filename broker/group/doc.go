@@ -13,21 +13,36 @@
 //	             rebalance state machine (Empty -> PreparingRebalance ->
 //	             CompletingRebalance -> Stable).
 //	offsets.go   OffsetCommit / OffsetFetch / OffsetDelete, offset expiry.
+//	txn.go       offsets in transactions (KIP-98, KIP-447): TxnOffsetCommit
+//	             (v3+ generation/member checks fencing zombies) written
+//	             as a transactional batch of the producer, pending per
+//	             producer id until the transaction's marker on the
+//	             partition (TxnMarker: commit makes them committed unless
+//	             a later commit of the partition was written, abort drops
+//	             them); OffsetFetch require_stable answers
+//	             UNSTABLE_OFFSET_COMMIT while one is pending; OffsetDelete,
+//	             DeleteGroups and expiry as Kafka's OffsetMetadataManager.
 //	admin.go     DescribeGroups / ListGroups / DeleteGroups.
 //	records.go   the __consumer_offsets records: Kafka's key/value layout
 //	             (kmsg OffsetCommitKey/Value v1/v3, GroupMetadataKey/Value
-//	             v2/v3), batch building and parsing, partitionFor.
+//	             v2/v3), batch building (plain and transactional) and
+//	             parsing (ReplayBatches: records with their producer,
+//	             markers), partitionFor.
 //	coordinator.go Coordinator: the Machine behind a mutex, a timer
 //	             goroutine, one writer goroutine per __consumer_offsets
 //	             partition (group commit: everything queued while an append
-//	             runs goes into the next single batch) and partition loading,
+//	             runs goes into the next single batch; a transactional Write
+//	             gets a batch of its own) and partition loading,
 //	             over the small Storage interface the Kafka server implements.
 //
 // State of a group lives in the compacted topic __consumer_offsets,
 // partition abs(javaHashCode(group)) % partitions as in Kafka; the
 // coordinator of a group is the leader of that partition. Offset records
 // are keyed (group, topic, partition), group records (group); deletes are
-// tombstones. Loading a partition replays its records.
+// tombstones. Loading a partition replays its records: a transactional
+// batch's offsets stay pending until its producer's commit or abort
+// marker (a control batch) is replayed; a marker written while the
+// partition loads is applied when loading finishes.
 //
 // Lock order: Coordinator.mu is the only lock around the Machine; reply
 // callbacks run under it and must not block (they send to buffered

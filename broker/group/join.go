@@ -473,7 +473,7 @@ func (m *Machine) removeMember(g *group, mb *member, now time.Time, _ string) {
 // dropIfUnused forgets a group that holds nothing (created by a join that
 // failed).
 func (m *Machine) dropIfUnused(g *group) {
-	if g.is(Empty) && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0 && len(g.inflight) == 0 && m.groups[g.id] == g {
+	if g.is(Empty) && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0 && len(g.inflight) == 0 && len(g.txnOffsets) == 0 && m.groups[g.id] == g {
 		delete(m.groups, g.id)
 	}
 }

@@ -43,6 +43,11 @@ type Offset struct {
 	LeaderEpoch     int32
 	Metadata        string
 	CommitTimestamp int64 // ms
+	// order is when the offset's record was appended, relative to the
+	// other records of the Machine (Kafka compares record offsets): a
+	// committed transaction's offset replaces a committed one only when
+	// written after it.
+	order uint64
 }
 
 type topicPartition struct {
@@ -124,6 +129,12 @@ type group struct {
 	// inflight counts commits of each partition queued but not yet
 	// written, so that a delete tombstones them too.
 	inflight map[topicPartition]int
+	// txnOffsets are the offsets written by TxnOffsetCommit per producer
+	// id, pending until the transaction's marker: a commit makes them
+	// committed offsets, an abort drops them. A producer's map stays
+	// (maybe empty, after OffsetDelete) until its marker: the group has
+	// an open transaction.
+	txnOffsets map[int64]map[topicPartition]Offset
 }
 
 func (g *group) is(s State) bool { return g.state == s }
@@ -156,10 +167,17 @@ func (g *group) sortedMembers() []*member {
 // order Writes were taken; Writes of one partition may share a batch) and
 // then calls Done, under the same serialization as every other Machine
 // call, with the append's result.
+//
+// A Write with ProducerID >= 0 is transactional (TxnOffsetCommit): its
+// records go into their own batch with that producer id and epoch, the
+// transactional attribute and no sequence (-1), never shared with other
+// Writes.
 type Write struct {
-	Partition int32
-	Records   []Record
-	done      func(now time.Time, err error)
+	Partition     int32
+	Records       []Record
+	ProducerID    int64
+	ProducerEpoch int16
+	done          func(now time.Time, err error)
 }
 
 // Done reports the append's outcome to the Machine.
@@ -179,6 +197,14 @@ type Machine struct {
 	writes    []*Write
 	nextOrder uint64
 	lastCheck time.Time
+	// seq orders applied offset records (Offset.order).
+	seq uint64
+	// openTxns indexes the groups with pending transactional offsets:
+	// partition -> producer id -> group ids.
+	openTxns map[int32]map[int64]map[string]bool
+	// loadMarkers are markers that arrived while their partition was
+	// loading; Finish applies them after the replay.
+	loadMarkers map[int32][]txnMarker
 }
 
 // NewMachine returns an empty Machine for a __consumer_offsets topic of
@@ -192,7 +218,10 @@ func NewMachine(cfg Config, nparts int32) *Machine {
 				hex.EncodeToString(b[6:8]) + "-" + hex.EncodeToString(b[8:10]) + "-" + hex.EncodeToString(b[10:])
 		}
 	}
-	return &Machine{cfg: cfg, groups: map[string]*group{}, loaded: map[int32]bool{}, loading: map[int32]bool{}, nparts: nparts}
+	return &Machine{
+		cfg: cfg, groups: map[string]*group{}, loaded: map[int32]bool{}, loading: map[int32]bool{}, nparts: nparts,
+		openTxns: map[int32]map[int64]map[string]bool{}, loadMarkers: map[int32][]txnMarker{},
+	}
 }
 
 // Partitions is the partition count of __consumer_offsets.
@@ -206,7 +235,7 @@ func (m *Machine) TakeWrites() []*Write {
 }
 
 func (m *Machine) write(part int32, recs []Record, done func(now time.Time, err error)) {
-	m.writes = append(m.writes, &Write{Partition: part, Records: recs, done: done})
+	m.writes = append(m.writes, &Write{Partition: part, Records: recs, ProducerID: -1, ProducerEpoch: -1, done: done})
 }
 
 // coordinatorError is the error for a group this Machine does not serve:
@@ -234,6 +263,7 @@ func (m *Machine) getOrCreate(id string, now time.Time, create bool) *group {
 			id: id, partition: PartitionFor(id, m.nparts), state: Empty, stateSince: now,
 			members: map[string]*member{}, pending: map[string]time.Time{}, static: map[string]string{},
 			offsets: map[topicPartition]Offset{}, inflight: map[topicPartition]int{},
+			txnOffsets: map[int64]map[topicPartition]Offset{},
 		}
 		m.groups[id] = g
 	}
@@ -244,6 +274,9 @@ func (m *Machine) getOrCreate(id string, now time.Time, create bool) *group {
 func (m *Machine) removeGroup(g *group, now time.Time) {
 	g.transition(Dead, now)
 	delete(m.groups, g.id)
+	for pid := range g.txnOffsets {
+		m.untrackTxn(g, pid)
+	}
 }
 
 // groupRecord is the group-metadata record of g as it is now.
@@ -340,6 +373,8 @@ func (m *Machine) Tick(now time.Time) {
 func (m *Machine) Unload(p int32) {
 	delete(m.loaded, p)
 	delete(m.loading, p)
+	delete(m.openTxns, p)
+	delete(m.loadMarkers, p)
 	for id, g := range m.groups {
 		if g.partition != p {
 			continue
@@ -365,17 +400,31 @@ type Loader struct {
 	p     int32
 	metas map[string]*kmsg.GroupMetadataValue
 	offs  map[string]map[topicPartition]Offset
+	// pend are transactional offsets not yet resolved by a marker:
+	// producer id -> group -> partition.
+	pend map[int64]map[string]map[topicPartition]Offset
 }
 
 // Load starts loading partition p (dropping what was held for it).
 func (m *Machine) Load(p int32) *Loader {
 	m.Unload(p)
 	m.loading[p] = true
-	return &Loader{m: m, p: p, metas: map[string]*kmsg.GroupMetadataValue{}, offs: map[string]map[topicPartition]Offset{}}
+	return &Loader{
+		m: m, p: p, metas: map[string]*kmsg.GroupMetadataValue{}, offs: map[string]map[topicPartition]Offset{},
+		pend: map[int64]map[string]map[topicPartition]Offset{},
+	}
 }
 
-// Apply replays one record; later records replace earlier ones.
-func (l *Loader) Apply(key, value []byte) error {
+// Apply replays one record of a non-transactional batch; later records
+// replace earlier ones.
+func (l *Loader) Apply(key, value []byte) error { return l.ApplyRecord(-1, key, value) }
+
+// ApplyRecord replays one record; producerID is the producer of its batch
+// when the batch is transactional, -1 otherwise. A transactional offset
+// is pending until ApplyMarker resolves its producer's transaction, as
+// Kafka's OffsetMetadataManager.replay does; an offset tombstone removes
+// the committed offset and every pending one of that partition.
+func (l *Loader) ApplyRecord(producerID int64, key, value []byte) error {
 	d, err := decodeRecord(key, value)
 	if err != nil {
 		return err
@@ -384,24 +433,67 @@ func (l *Loader) Apply(key, value []byte) error {
 		tp := topicPartition{d.topic, d.partition}
 		if d.offset == nil {
 			delete(l.offs[d.group], tp)
+			for _, byGroup := range l.pend {
+				delete(byGroup[d.group], tp)
+			}
 			return nil
 		}
-		o := l.offs[d.group]
-		if o == nil {
-			o = map[topicPartition]Offset{}
-			l.offs[d.group] = o
+		l.m.seq++
+		o := Offset{Offset: d.offset.Offset, LeaderEpoch: d.offset.LeaderEpoch, Metadata: d.offset.Metadata, CommitTimestamp: d.offset.CommitTimestamp, order: l.m.seq}
+		if producerID >= 0 {
+			byGroup := l.pend[producerID]
+			if byGroup == nil {
+				byGroup = map[string]map[topicPartition]Offset{}
+				l.pend[producerID] = byGroup
+			}
+			if byGroup[d.group] == nil {
+				byGroup[d.group] = map[topicPartition]Offset{}
+			}
+			byGroup[d.group][tp] = o
+			return nil
 		}
-		o[tp] = Offset{Offset: d.offset.Offset, LeaderEpoch: d.offset.LeaderEpoch, Metadata: d.offset.Metadata, CommitTimestamp: d.offset.CommitTimestamp}
+		offs := l.offs[d.group]
+		if offs == nil {
+			offs = map[topicPartition]Offset{}
+			l.offs[d.group] = offs
+		}
+		offs[tp] = o
 		return nil
 	}
 	if d.meta == nil {
 		delete(l.metas, d.group)
 		// A group tombstone follows the deletion of its offsets.
 		delete(l.offs, d.group)
+		for _, byGroup := range l.pend {
+			delete(byGroup, d.group)
+		}
 		return nil
 	}
 	l.metas[d.group] = d.meta
 	return nil
+}
+
+// ApplyMarker replays a transaction marker of producerID: on commit its
+// pending offsets become committed (each unless a later commit of the
+// partition was replayed before), on abort they are dropped.
+func (l *Loader) ApplyMarker(producerID int64, commit bool) {
+	byGroup := l.pend[producerID]
+	delete(l.pend, producerID)
+	if !commit {
+		return
+	}
+	for id, offs := range byGroup {
+		for tp, o := range offs {
+			cur := l.offs[id]
+			if cur == nil {
+				cur = map[topicPartition]Offset{}
+				l.offs[id] = cur
+			}
+			if old, ok := cur[tp]; !ok || o.order > old.order {
+				cur[tp] = o
+			}
+		}
+	}
 }
 
 // Finish builds the groups from the replayed records and marks the
@@ -462,8 +554,23 @@ func (l *Loader) Finish(now time.Time) {
 			g.offsets[tp] = o
 		}
 	}
+	// Transactions still open: their offsets stay pending until the
+	// marker arrives (groupTxnMarker).
+	for pid, byGroup := range l.pend {
+		for id, offs := range byGroup {
+			g := build(id)
+			m.addPending(g, pid, offs)
+		}
+	}
 	delete(m.loading, l.p)
 	m.loaded[l.p] = true
+	// Markers written while the partition was loading (after the replay
+	// had passed them).
+	marks := m.loadMarkers[l.p]
+	delete(m.loadMarkers, l.p)
+	for _, mk := range marks {
+		m.TxnMarker(now, l.p, mk.producerID, mk.commit)
+	}
 }
 
 // Loaded reports whether partition p is served.

@@ -132,6 +132,8 @@ func (m *Machine) Commit(now time.Time, req *kmsg.OffsetCommitRequest, exists fu
 		} else if m.groups[g.id] == g {
 			// (A group deleted since has tombstones after this commit.)
 			for _, s := range slots {
+				m.seq++
+				s.o.order = m.seq
 				g.offsets[s.tp] = s.o
 			}
 		}
@@ -142,8 +144,10 @@ func (m *Machine) Commit(now time.Time, req *kmsg.OffsetCommitRequest, exists fu
 
 // FetchOffsets returns the committed offsets of group for topics (nil:
 // every committed offset, sorted). Unknown groups and partitions without
-// a commit get offset -1.
-func (m *Machine) FetchOffsets(group string, topics []kmsg.OffsetFetchRequestTopic) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error) {
+// a commit get offset -1. With requireStable (KIP-447), a partition with a
+// pending transactional offset gets UNSTABLE_OFFSET_COMMIT (offset -1)
+// instead, as in Kafka's OffsetMetadataManager.fetchOffsets.
+func (m *Machine) FetchOffsets(group string, topics []kmsg.OffsetFetchRequestTopic, requireStable bool) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error) {
 	if e := m.coordinatorError(group); e != nil {
 		return nil, e
 	}
@@ -152,6 +156,10 @@ func (m *Machine) FetchOffsets(group string, topics []kmsg.OffsetFetchRequestTop
 		p := kmsg.NewOffsetFetchResponseTopicPartition()
 		p.Partition = tp.partition
 		p.Offset, p.LeaderEpoch, p.Metadata = -1, -1, kmsg.StringPtr("")
+		if requireStable && g != nil && g.hasPending(tp) {
+			p.ErrorCode = kerr.UnstableOffsetCommit.Code
+			return p
+		}
 		if g != nil {
 			if o, ok := g.offsets[tp]; ok {
 				p.Offset, p.LeaderEpoch, p.Metadata = o.Offset, o.LeaderEpoch, kmsg.StringPtr(o.Metadata)
@@ -254,7 +262,10 @@ func (m *Machine) DeleteOffsets(now time.Time, req *kmsg.OffsetDeleteRequest, re
 			tp := topicPartition{rt.Topic, rp.Partition}
 			if !g.is(Empty) && (!known || subs[rt.Topic]) {
 				p.ErrorCode = kerr.GroupSubscribedToTopic.Code
-			} else if _, ok := g.offsets[tp]; ok || g.inflight[tp] > 0 {
+			} else if _, ok := g.offsets[tp]; ok || g.inflight[tp] > 0 || g.hasPending(tp) {
+				// (A pending transactional offset is tombstoned too:
+				// the tombstone follows it, so its commit marker
+				// restores nothing.)
 				recs = append(recs, Record{Key: offsetKey(g.id, tp.topic, tp.partition)})
 				gone = append(gone, tp)
 			}
@@ -268,6 +279,7 @@ func (m *Machine) DeleteOffsets(now time.Time, req *kmsg.OffsetDeleteRequest, re
 	}
 	for _, tp := range gone {
 		delete(g.offsets, tp)
+		g.dropPending(tp)
 	}
 	m.write(g.partition, recs, func(now time.Time, err error) {
 		if err != nil {
@@ -313,8 +325,8 @@ func (m *Machine) expireOffsets(now time.Time) {
 		})
 		for _, tp := range tps {
 			o := g.offsets[tp]
-			if g.inflight[tp] > 0 || subs[tp.topic] {
-				continue
+			if g.inflight[tp] > 0 || subs[tp.topic] || g.hasPending(tp) {
+				continue // (Kafka keeps an offset with a pending transactional one)
 			}
 			base := o.CommitTimestamp
 			if g.is(Empty) && g.protocolType != "" {
@@ -325,7 +337,7 @@ func (m *Machine) expireOffsets(now time.Time) {
 				recs = append(recs, Record{Key: offsetKey(g.id, tp.topic, tp.partition)})
 			}
 		}
-		if g.is(Empty) && len(g.offsets) == 0 && len(g.inflight) == 0 && len(g.pending) == 0 {
+		if g.is(Empty) && len(g.offsets) == 0 && len(g.inflight) == 0 && len(g.pending) == 0 && len(g.txnOffsets) == 0 {
 			recs = append(recs, Record{Key: groupKey(g.id)})
 			m.removeGroup(g, now)
 		}

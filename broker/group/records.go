@@ -10,7 +10,10 @@ package group
 //	                      leader, currentStateTimestamp, members[...]}
 //
 // A nil value is a tombstone (compaction drops the key). Records are
-// written in uncompressed RecordBatch v2 batches with producer id -1.
+// written in uncompressed RecordBatch v2 batches with producer id -1,
+// except TxnOffsetCommit's: a transactional batch of its producer (id,
+// epoch, sequence -1), resolved by the commit or abort marker (a control
+// batch) the transaction coordinator has written to the partition.
 
 import (
 	"encoding/binary"
@@ -118,7 +121,16 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // BuildBatch encodes recs as one uncompressed RecordBatch v2 with base
 // offset 0 (the log stamps it), all records at timestamp nowMs.
-func BuildBatch(recs []Record, nowMs int64) []byte {
+func BuildBatch(recs []Record, nowMs int64) []byte { return buildBatch(recs, nowMs, -1, -1) }
+
+// BuildTxnBatch is BuildBatch for a transactional batch of producer
+// producerID at epoch: the transactional attribute set and no sequence
+// (-1), as Kafka's group coordinator writes TxnOffsetCommit's offsets.
+func BuildTxnBatch(recs []Record, nowMs int64, producerID int64, epoch int16) []byte {
+	return buildBatch(recs, nowMs, producerID, epoch)
+}
+
+func buildBatch(recs []Record, nowMs int64, producerID int64, epoch int16) []byte {
 	var body []byte
 	for i := range recs {
 		r := kmsg.Record{OffsetDelta: int32(i), Key: recs[i].Key, Value: recs[i].Value}
@@ -135,11 +147,14 @@ func BuildBatch(recs []Record, nowMs int64) []byte {
 		LastOffsetDelta:      int32(len(recs) - 1),
 		FirstTimestamp:       nowMs,
 		MaxTimestamp:         nowMs,
-		ProducerID:           -1,
-		ProducerEpoch:        -1,
+		ProducerID:           producerID,
+		ProducerEpoch:        epoch,
 		FirstSequence:        -1,
 		NumRecords:           int32(len(recs)),
 		Records:              body,
+	}
+	if producerID >= 0 {
+		b.Attributes = attrTransactional
 	}
 	out := b.AppendTo(make([]byte, 0, 61+len(body)))
 	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
@@ -147,10 +162,24 @@ func BuildBatch(recs []Record, nowMs int64) []byte {
 	return out
 }
 
+const (
+	attrTransactional = 0x10
+	attrControl       = 0x20
+)
+
 // ParseBatches calls fn for every record of the concatenated RecordBatch
 // v2 batches in b, in order. Control batches are skipped; compressed
 // batches are an error (weir writes none to __consumer_offsets).
 func ParseBatches(b []byte, fn func(key, value []byte) error) error {
+	return ReplayBatches(b, func(_ int64, k, v []byte) error { return fn(k, v) }, nil)
+}
+
+// ReplayBatches is ParseBatches for loading a partition: fn gets each
+// data record with the producer id of its batch when the batch is
+// transactional (-1 otherwise), marker each commit or abort marker
+// (control records of other types are skipped, as Kafka does). A control
+// batch whose record is not a marker of Kafka's layout is an error.
+func ReplayBatches(b []byte, fn func(producerID int64, key, value []byte) error, marker func(producerID int64, commit bool) error) error {
 	for len(b) > 0 {
 		if len(b) < 61 {
 			return fmt.Errorf("%w: %d trailing bytes", ErrBadRecord, len(b))
@@ -167,11 +196,16 @@ func ParseBatches(b []byte, fn func(key, value []byte) error) error {
 		if rb.Magic != 2 {
 			return fmt.Errorf("%w: magic %d", ErrBadRecord, rb.Magic)
 		}
-		if rb.Attributes&0x20 != 0 {
-			continue // control batch
+		control := rb.Attributes&attrControl != 0
+		if control && marker == nil {
+			continue
 		}
 		if codec := rb.Attributes & 0x07; codec != 0 {
 			return fmt.Errorf("%w: compressed batch (codec %d)", ErrBadRecord, codec)
+		}
+		pid := int64(-1)
+		if rb.Attributes&attrTransactional != 0 {
+			pid = rb.ProducerID
 		}
 		recs := rb.Records
 		for i := int32(0); i < rb.NumRecords; i++ {
@@ -186,7 +220,21 @@ func ParseBatches(b []byte, fn func(key, value []byte) error) error {
 				return fmt.Errorf("%w: record %d of batch at offset %d: %v", ErrBadRecord, i, rb.FirstOffset, err)
 			}
 			recs = recs[end:]
-			if err := fn(r.Key, r.Value); err != nil {
+			if control {
+				// Kafka's control record key: version int16, type
+				// int16 (0 abort, 1 commit).
+				if len(r.Key) < 4 {
+					return fmt.Errorf("%w: control record key of %d bytes in batch at offset %d", ErrBadRecord, len(r.Key), rb.FirstOffset)
+				}
+				switch typ := int16(binary.BigEndian.Uint16(r.Key[2:])); typ {
+				case 0, 1:
+					if err := marker(rb.ProducerID, typ == 1); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err := fn(pid, r.Key, r.Value); err != nil {
 				return err
 			}
 		}

@@ -24,6 +24,13 @@ package group
 //	release-writes
 //	reload             replay every successful write into a new Machine
 //	unload p=N         stop serving partition N
+//	txn-commit group= pid= [epoch=0] [v=4] [member=] [gen=-1] [instance=]
+//	     offsets=t/0=5 [metadata=N] [missing=t]      TxnOffsetCommit
+//	marker p= pid= commit=true|false   a transaction marker appended to p
+//	fetch ... [stable=true]            OffsetFetch with require_stable
+//	fail-writes n=N [code=NAME]        the next N appends fail (with a Kafka error)
+//	load-start p=N / load-finish       reload p from the log in two steps
+//	                                   (commands run while it is loading)
 
 import (
 	"fmt"
@@ -45,15 +52,38 @@ type harness struct {
 	m       *Machine
 	now     time.Time
 	out     *strings.Builder
-	log     map[int32][]Record
+	log     map[int32][]logEntry
+	failErr error
+	loader  *Loader
 	fail    int
 	hold    bool
 	pending []*Write
 	ids     int
 }
 
+// logEntry is one record of the fake __consumer_offsets log: a record
+// (of a transactional batch of pid when pid >= 0) or a marker.
+type logEntry struct {
+	rec    Record
+	pid    int64
+	marker bool
+	commit bool
+}
+
+func (h *harness) replay(l *Loader, p int32) {
+	for _, e := range h.log[p] {
+		if e.marker {
+			l.ApplyMarker(e.pid, e.commit)
+			continue
+		}
+		if err := l.ApplyRecord(e.pid, e.rec.Key, e.rec.Value); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
 func newHarness(t *testing.T) *harness {
-	h := &harness{t: t, now: time.Unix(1_700_000_000, 0), log: map[int32][]Record{}}
+	h := &harness{t: t, now: time.Unix(1_700_000_000, 0), log: map[int32][]logEntry{}}
 	h.cfg = DefaultConfig()
 	h.cfg.InitialRebalanceDelay = 0
 	h.cfg.MinSessionTimeout = 10 * time.Millisecond
@@ -70,11 +100,7 @@ func (h *harness) reset() {
 	h.m = NewMachine(h.cfg, h.cfg.OffsetsTopicPartitions)
 	for p := int32(0); p < h.cfg.OffsetsTopicPartitions; p++ {
 		l := h.m.Load(p)
-		for _, r := range h.log[p] {
-			if err := l.Apply(r.Key, r.Value); err != nil {
-				h.t.Fatal(err)
-			}
-		}
+		h.replay(l, p)
 		l.Finish(h.now)
 	}
 }
@@ -96,7 +122,11 @@ func (h *harness) drain() {
 			return
 		}
 		for _, w := range ws {
-			h.printf("write p%d: %s", w.Partition, describeRecords(w.Records))
+			if w.ProducerID >= 0 {
+				h.printf("write p%d txn pid=%d epoch=%d: %s", w.Partition, w.ProducerID, w.ProducerEpoch, describeRecords(w.Records))
+			} else {
+				h.printf("write p%d: %s", w.Partition, describeRecords(w.Records))
+			}
 			if h.hold {
 				h.pending = append(h.pending, w)
 				continue
@@ -111,9 +141,14 @@ func (h *harness) complete(w *Write) {
 	if h.fail > 0 {
 		h.fail--
 		err = fmt.Errorf("injected append failure")
+		if h.failErr != nil {
+			err = fmt.Errorf("injected append failure: %w", h.failErr)
+		}
 		h.printf("write p%d failed", w.Partition)
 	} else {
-		h.log[w.Partition] = append(h.log[w.Partition], w.Records...)
+		for _, r := range w.Records {
+			h.log[w.Partition] = append(h.log[w.Partition], logEntry{rec: r, pid: w.ProducerID})
+		}
 	}
 	w.Done(h.now, err)
 }
@@ -217,7 +252,7 @@ func (h *harness) run(cmd string, a args) {
 		h.cfg.OffsetsRetentionCheckInterval = ms("check", h.cfg.OffsetsRetentionCheckInterval)
 		h.cfg.MaxSize = int(a.int("maxsize", int64(h.cfg.MaxSize)))
 		h.cfg.MaxRecordBytes = int(a.int("maxrecord", int64(h.cfg.MaxRecordBytes)))
-		h.log = map[int32][]Record{}
+		h.log = map[int32][]logEntry{}
 		h.ids = 0
 		h.reset()
 	case "join":
@@ -340,7 +375,7 @@ func (h *harness) run(cmd string, a args) {
 				topics = append(topics, kmsg.OffsetFetchRequestTopic{Topic: t, Partitions: byT[t]})
 			}
 		}
-		got, e := m.FetchOffsets(a["group"], topics)
+		got, e := m.FetchOffsets(a["group"], topics, a["stable"] == "true")
 		if e != nil {
 			h.printf("fetch %s: %s", a["group"], e.Message)
 			break
@@ -348,6 +383,10 @@ func (h *harness) run(cmd string, a args) {
 		var ps []string
 		for _, rt := range got {
 			for _, p := range rt.Partitions {
+				if p.ErrorCode != 0 {
+					ps = append(ps, fmt.Sprintf("%s/%d=%d:%s", rt.Topic, p.Partition, p.Offset, code(p.ErrorCode)))
+					continue
+				}
 				ps = append(ps, fmt.Sprintf("%s/%d=%d", rt.Topic, p.Partition, p.Offset))
 			}
 		}
@@ -403,6 +442,57 @@ func (h *harness) run(cmd string, a args) {
 		m.Unload(int32(a.int("p", 0)))
 	case "fail-writes":
 		h.fail = int(a.int("n", 1))
+		h.failErr = nil
+		if name := a["code"]; name != "" {
+			h.failErr = errorNamed(name)
+		}
+	case "txn-commit":
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version = int16(a.int("v", 4))
+		req.TransactionalID = "tx"
+		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.int("gen", -1)), strp(a["instance"])
+		req.ProducerID, req.ProducerEpoch = a.int("pid", 1), int16(a.int("epoch", 0))
+		byTopic := map[string][]kmsg.TxnOffsetCommitRequestTopicPartition{}
+		var order []string
+		for _, s := range a.list("offsets") {
+			tp, off, _ := strings.Cut(s, "=")
+			t, p, _ := strings.Cut(tp, "/")
+			pn, _ := strconv.Atoi(p)
+			o, _ := strconv.ParseInt(off, 10, 64)
+			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch = int32(pn), o, 3
+			if n := a.int("metadata", 0); n > 0 {
+				rp.Metadata = kmsg.StringPtr(strings.Repeat("m", int(n)))
+			}
+			if _, ok := byTopic[t]; !ok {
+				order = append(order, t)
+			}
+			byTopic[t] = append(byTopic[t], rp)
+		}
+		for _, t := range order {
+			req.Topics = append(req.Topics, kmsg.TxnOffsetCommitRequestTopic{Topic: t, Partitions: byTopic[t]})
+		}
+		missing := a["missing"]
+		m.TxnCommit(h.now, req, func(t string, _ int32) bool { return t != missing }, func(r *kmsg.TxnOffsetCommitResponse) {
+			var ps []string
+			for _, rt := range r.Topics {
+				for _, rp := range rt.Partitions {
+					ps = append(ps, fmt.Sprintf("%s/%d=%s", rt.Topic, rp.Partition, code(rp.ErrorCode)))
+				}
+			}
+			h.printf("txn-commit %s: %s", a["group"], strings.Join(ps, " "))
+		})
+	case "marker":
+		p, pid, commit := int32(a.int("p", 0)), a.int("pid", 1), a["commit"] == "true"
+		h.log[p] = append(h.log[p], logEntry{pid: pid, marker: true, commit: commit})
+		m.TxnMarker(h.now, p, pid, commit)
+	case "load-start":
+		p := int32(a.int("p", 0))
+		h.loader = m.Load(p)
+		h.replay(h.loader, p)
+	case "load-finish":
+		h.loader.Finish(h.now)
+		h.loader = nil
 	case "hold-writes":
 		h.hold = true
 	case "release-writes":
@@ -425,6 +515,16 @@ func (h *harness) run(cmd string, a args) {
 		h.t.Fatalf("unknown command %q", cmd)
 	}
 	h.drain()
+}
+
+// errorNamed is the Kafka error with that name (kerr's message).
+func errorNamed(name string) error {
+	for c := int16(-1); c < 200; c++ {
+		if e, ok := kerr.ErrorForCode(c).(*kerr.Error); ok && e.Message == name {
+			return e
+		}
+	}
+	panic("no Kafka error named " + name)
 }
 
 func TestScripts(t *testing.T) {

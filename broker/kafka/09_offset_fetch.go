@@ -7,8 +7,10 @@ package kafka
 // null (v2+). Unknown groups have no offsets and no error. Group errors
 // (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, INVALID_GROUP_ID) are
 // top-level from v2, per partition at v1; v8 asks for several groups at
-// once, each with its own error. weir has no transactional offsets yet,
-// so RequireStable (v7+) never finds an unstable offset.
+// once, each with its own error. With RequireStable (v7+, KIP-447) a
+// partition with a pending transactional offset (TxnOffsetCommit whose
+// transaction has no marker yet) gets UNSTABLE_OFFSET_COMMIT and offset -1,
+// which the consumer retries; without it the last committed offset.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -30,7 +32,7 @@ func handleOffsetFetch(s *Server, r *Request) (kmsg.Response, error) {
 		if cerr != nil {
 			return nil, kerr.CoordinatorNotAvailable
 		}
-		got, e := coord.FetchOffsets(id, topics)
+		got, e := coord.FetchOffsets(id, topics, req.RequireStable)
 		return s.offsetFetchAuthz(r, topics == nil, got), e
 	}
 	if req.Version >= 8 {

@@ -45,8 +45,23 @@ func (s *Server) WriteTxnMarkersLocal(ctx context.Context, req *kmsg.WriteTxnMar
 }
 
 // groupTxnMarker tells the group coordinator that a transaction marker was
-// appended to a __consumer_offsets partition this broker leads.
+// appended to a __consumer_offsets partition this broker leads: the
+// producer's pending offsets in the groups of that partition become
+// committed (commit) or are dropped, as Kafka's
+// GroupCoordinator.onTransactionCompleted. Without a running coordinator
+// there is nothing pending: loading the partition replays the marker.
 //
 //lint:ignore U1000 called by the marker path (issue 17, in progress)
 func (s *Server) groupTxnMarker(partition int32, producerID int64, producerEpoch int16, commit bool) {
+	v, ok := groupSupports.Load(s)
+	if !ok {
+		return
+	}
+	gs := v.(*groupSupport)
+	gs.mu.Lock()
+	coord := gs.coord
+	gs.mu.Unlock()
+	if coord != nil {
+		coord.TxnMarker(partition, producerID, commit)
+	}
 }
