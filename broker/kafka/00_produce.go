@@ -28,6 +28,16 @@ package kafka
 // partition's idempotence state (broker/txn): duplicates are answered
 // with the original offsets and not appended. Unknown topics are not
 // created here: UNKNOWN_TOPIC_OR_PARTITION.
+//
+// Transactions: a request with a transactional id needs WRITE on it
+// (else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as
+// Kafka answers); each partition is verified to be in the producer's
+// ongoing transaction (verifyTxnProduce, KIP-890 part 1) before its
+// batches are appended, and the producer state starts the transaction
+// on the partition (its first offset holds the last stable offset back
+// until the marker). Transactional batches in a request without a
+// transactional id are INVALID_TXN_STATE. The coordinators' own appends
+// (produceTo) run with coordinator origin: no sequence checks.
 
 import (
 	"context"
@@ -55,6 +65,10 @@ func handleProduce(s *Server, r *Request) (kmsg.Response, error) {
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))
 	nowMs := s.now().UnixMilli()
 	var waits []ackWait
+	txnAllowed := true
+	if req.TransactionID != nil {
+		txnAllowed = s.authorize(r, acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
+	}
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := &resp.Topics[i]
@@ -71,8 +85,8 @@ func handleProduce(s *Server, r *Request) (kmsg.Response, error) {
 			switch {
 			case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 				pe = perr(kerr.InvalidRequiredAcks, "acks %d: want -1, 0 or 1", req.Acks)
-			case req.TransactionID != nil:
-				pe = perr(kerr.TransactionalIDAuthorizationFailed, "transactions are not supported yet")
+			case !txnAllowed:
+				pe = perr(kerr.TransactionalIDAuthorizationFailed, "not authorized to write with transactional id %q", *req.TransactionID)
 			case !writable:
 				pe = perr(kerr.TopicAuthorizationFailed, "not authorized to write to topic %q", rt.Topic)
 			case ts == nil:
@@ -82,7 +96,10 @@ func handleProduce(s *Server, r *Request) (kmsg.Response, error) {
 			default:
 				p := ts.parts[rp.Partition]
 				var end int64
-				end, pe = s.produceTo(req.Version, req.Acks, ts, p, rp.Records, nowMs, sp)
+				if pe = s.checkTxnProduce(r, req, rt.Topic, rp); pe != nil {
+					break
+				}
+				end, pe = s.produceAs(txn.FromClient, req.Version, req.Acks, ts, p, rp.Records, nowMs, sp)
 				if pe == nil && req.Acks == -1 {
 					waits = append(waits, ackWait{ts: ts, p: p, sp: sp, end: end})
 				}
@@ -162,10 +179,41 @@ func (w *produceWait) wait() {
 	}
 }
 
-// produceTo validates and appends one partition's batches and fills in the
+// checkTxnProduce verifies a partition's transactional batches: the
+// request must name a transactional id, and the coordinator must have the
+// partition in the producer's ongoing transaction.
+func (s *Server) checkTxnProduce(r *Request, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) *produceError {
+	if len(rp.Records) < log.BatchHeaderSize {
+		return nil // validation answers
+	}
+	h := log.ReadBatchHeader(rp.Records)
+	if !h.IsTransactional() {
+		return nil
+	}
+	if req.TransactionID == nil {
+		return perr(kerr.InvalidTxnState, "transactional batch from producer %d in a request without a transactional id", h.ProducerID)
+	}
+	if h.ProducerID < 0 {
+		return perr(kerr.InvalidRecord, "transactional batch without a producer id")
+	}
+	if e := s.verifyTxnProduce(r, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, rp.Partition); e != nil {
+		return perr(e, "partition %s-%d is not in the ongoing transaction of producer %d epoch %d (transactional id %q)",
+			topic, rp.Partition, h.ProducerID, h.ProducerEpoch, *req.TransactionID)
+	}
+	return nil
+}
+
+// produceTo appends one partition's batches for a coordinator (the group
+// coordinator's offset commits, transactional ones included): as a
+// client's produce, but without sequence checks. See produceAs.
+func (s *Server) produceTo(version, acks int16, ts *topicState, p *partition, records []byte, nowMs int64, sp *kmsg.ProduceResponseTopicPartition) (int64, *produceError) {
+	return s.produceAs(txn.FromCoordinator, version, acks, ts, p, records, nowMs, sp)
+}
+
+// produceAs validates and appends one partition's batches and fills in the
 // success fields of sp. It returns the offset after the appended (or
 // duplicate) records, which acks=all waits for.
-func (s *Server) produceTo(version, acks int16, ts *topicState, p *partition, records []byte, nowMs int64, sp *kmsg.ProduceResponseTopicPartition) (int64, *produceError) {
+func (s *Server) produceAs(origin txn.Origin, version, acks int16, ts *topicState, p *partition, records []byte, nowMs int64, sp *kmsg.ProduceResponseTopicPartition) (int64, *produceError) {
 	if e := p.leaderErr(-1); e != nil {
 		return 0, perr(e, "this broker does not lead %s-%d", ts.name, p.index)
 	}
@@ -195,12 +243,9 @@ func (s *Server) produceTo(version, acks int16, ts *topicState, p *partition, re
 	var dup bool
 	info, err := p.rep.AppendAsLeader(func(epoch int32) (log.AppendInfo, error) {
 		if idempotent {
-			var (
-				info log.AppendInfo
-				err  error
-			)
-			info, dup, err = s.appendIdempotent(p, records, epoch)
-			return info, err
+			res, err := s.appendIdempotent(p, records, epoch, origin)
+			dup = res.Duplicate
+			return res.Info, err
 		}
 		return p.log.Append(records, epoch)
 	})

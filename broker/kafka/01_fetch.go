@@ -8,8 +8,11 @@ package kafka
 // partition's leader serves fetches (NOT_LEADER_OR_FOLLOWER elsewhere;
 // FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when the request's current
 // leader epoch is older / newer than ours). Consumers (replica id -1) see
-// only records below the high watermark; the last stable offset equals it
-// (no transactions yet). A follower's fetch (replica id >= 0, a broker
+// only records below the high watermark; with isolation_level=1
+// (read_committed) only records below the last stable offset, and the
+// partition's AbortedTransactions overlapping what is returned (from the
+// log's aborted-transaction index), so the consumer drops aborted data.
+// LastStableOffset is always filled in. A follower's fetch (replica id >= 0, a broker
 // replicating the partition) reads up to the log end, and its fetch
 // offset is that follower's log end offset: the leader records it
 // (broker/replica), which moves the high watermark and the ISR.
@@ -156,6 +159,7 @@ func waitAny(r *Request, chans []<-chan struct{}, timer *time.Timer) {
 // may not read: TOPIC_AUTHORIZATION_FAILED.
 func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (*fetchReply, []<-chan struct{}, bool) {
 	follower := req.ReplicaID >= 0
+	committed := !follower && req.IsolationLevel == 1
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	reply := &fetchReply{FetchResponse: resp, srcs: make([][]recordSource, len(req.Topics))}
 	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
@@ -213,15 +217,20 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (
 			hw := p.log.HighWatermark()
 			start := p.log.StartOffset()
 			leo := p.log.EndOffset()
-			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, hw, start
+			lso := p.lastStableOffset()
+			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, lso, start
 			if rp.FetchOffset < start || rp.FetchOffset > leo {
 				fp.ErrorCode = kerr.OffsetOutOfRange.Code
 				hasError = true
 				continue
 			}
 			upTo := hw
-			if follower {
+			switch {
+			case follower:
 				upTo = leo
+			case committed:
+				upTo = lso
+				fp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			}
 			if rp.FetchOffset >= upTo || remaining <= 0 {
 				continue
@@ -249,6 +258,12 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (
 			}
 			haveFirst = true
 			reply.srcs[i][j] = sec
+			if committed {
+				for _, a := range p.log.CollectAborted(rp.FetchOffset, upTo) {
+					fp.AbortedTransactions = append(fp.AbortedTransactions,
+						kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+				}
+			}
 			remaining -= n
 			total += n
 		}

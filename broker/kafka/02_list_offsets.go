@@ -6,13 +6,14 @@ package kafka
 //
 //	-2 (earliest)       the log start offset
 //	-1 (latest)         the high watermark (read_uncommitted) or the last
-//	                    stable offset (read_committed; equal without
-//	                    transactions)
+//	                    stable offset (read_committed, v2+; equal
+//	                    without transactions)
 //	-3 (max timestamp)  v7+: the last offset of the batch with the largest
 //	                    max timestamp (Kafka's batch-level approximation)
 //	>= 0                the first offset whose batch has a timestamp >= it
 //	                    (the time index, batch granularity); -1/-1 if none
-//	                    below the high watermark
+//	                    below the high watermark (read_committed: the
+//	                    last stable offset), as Kafka's lastFetchableOffset
 //
 // v0 answers in the old format, OldStyleOffsets: [offset] for -1/-2, and
 // for a timestamp the offset found (or the high watermark), capped by
@@ -72,7 +73,7 @@ func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
 			case rp.Timestamp == -3 && req.Version < 7, rp.Timestamp < -3:
 				sp.ErrorCode = kerr.UnsupportedVersion.Code
 			default:
-				off, tsv, code := s.listOffset(ts, p, rp.Timestamp)
+				off, tsv, code := s.listOffset(ts, p, rp.Timestamp, req.Version >= 2 && req.IsolationLevel == 1)
 				sp.ErrorCode = code
 				sp.Offset, sp.Timestamp = off, tsv
 				sp.LeaderEpoch = p.rep.LeaderEpoch()
@@ -93,8 +94,11 @@ func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
 }
 
 // listOffset resolves one partition's timestamp query.
-func (s *Server) listOffset(ts *topicState, p *partition, t int64) (offset, timestamp int64, code int16) {
+func (s *Server) listOffset(ts *topicState, p *partition, t int64, committed bool) (offset, timestamp int64, code int16) {
 	hw := p.log.HighWatermark()
+	if committed {
+		hw = p.lastStableOffset()
+	}
 	switch t {
 	case -2:
 		return p.log.StartOffset(), -1, 0

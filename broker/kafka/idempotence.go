@@ -12,15 +12,29 @@ import (
 // partition's producer state (broker/txn): it checks the sequences under
 // the state's lock, answers a duplicate with the original offsets
 // (dup=true, nothing appended), and records an appended batch.
-func (s *Server) appendIdempotent(p *partition, records []byte, epoch int32) (info log.AppendInfo, dup bool, err error) {
+// origin says who appends (a client's Produce, or a coordinator: offset
+// commits of a transaction and transaction markers, which carry no
+// sequence numbers).
+func (s *Server) appendIdempotent(p *partition, records []byte, epoch int32, origin txn.Origin) (txn.Result, error) {
 	prod := p.producers()
 	if prod == nil {
-		return log.AppendInfo{}, false, perr(kerr.KafkaStorageError, "partition %d has no producer state", p.index)
+		return txn.Result{}, perr(kerr.KafkaStorageError, "partition %d has no producer state", p.index)
 	}
-	res, err := prod.Append(records, func() (log.AppendInfo, error) {
+	return prod.Append(records, origin, func() (log.AppendInfo, error) {
 		return p.log.Append(records, epoch)
 	})
-	return res.Info, res.Duplicate, err
+}
+
+// lastStableOffset is the partition's last stable offset: the high
+// watermark, held back to the first offset of the earliest transaction
+// that is ongoing or whose marker is not committed yet (leaders only;
+// elsewhere the high watermark).
+func (p *partition) lastStableOffset() int64 {
+	hw := p.log.HighWatermark()
+	if prod := p.producers(); prod != nil {
+		return prod.LastStableOffset(hw)
+	}
+	return hw
 }
 
 // idempotenceCode maps an idempotence error from broker/txn to its Kafka

@@ -4,44 +4,18 @@ package kafka
 // marker paths (partition side), the transaction coordinator and the group
 // coordinator call each other only through these functions. Each body is
 // replaced by its owner's implementation; until then they refuse, so no
-// transactional data is accepted half-supported.
+// transactional data is accepted half-supported. WriteTxnMarkersLocal
+// (txlog) is in 27_write_txn_markers.go.
 
 import (
-	"context"
-
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // verifyTxnProduce checks that a partition is part of the ongoing
 // transaction of a producer before its transactional batch is appended
 // (KIP-890 part 1). nil means it is.
-//
-//lint:ignore U1000 called by the transactional produce path (issue 17, in progress)
 func (s *Server) verifyTxnProduce(r *Request, transactionalID string, producerID int64, epoch int16, topic string, partition int32) *kerr.Error {
 	return kerr.InvalidTxnState
-}
-
-// WriteTxnMarkersLocal writes transaction markers to the partitions this
-// broker leads and answers once each is committed, per partition.
-func (s *Server) WriteTxnMarkersLocal(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse {
-	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
-	for _, m := range req.Markers {
-		rm := kmsg.NewWriteTxnMarkersResponseMarker()
-		rm.ProducerID = m.ProducerID
-		for _, t := range m.Topics {
-			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
-				rp.Partition, rp.ErrorCode = p, kerr.NotLeaderForPartition.Code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			rm.Topics = append(rm.Topics, rt)
-		}
-		resp.Markers = append(resp.Markers, rm)
-	}
-	return resp
 }
 
 // groupTxnMarker tells the group coordinator that a transaction marker was
@@ -50,8 +24,6 @@ func (s *Server) WriteTxnMarkersLocal(ctx context.Context, req *kmsg.WriteTxnMar
 // committed (commit) or are dropped, as Kafka's
 // GroupCoordinator.onTransactionCompleted. Without a running coordinator
 // there is nothing pending: loading the partition replays the marker.
-//
-//lint:ignore U1000 called by the marker path (issue 17, in progress)
 func (s *Server) groupTxnMarker(partition int32, producerID int64, producerEpoch int16, commit bool) {
 	v, ok := groupSupports.Load(s)
 	if !ok {

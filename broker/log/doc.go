@@ -22,6 +22,8 @@
 //	    00000000000000041237.index       (active segment: indexes kept in memory,
 //	    00000000000000041237.timeindex    written at roll and close)
 //	    checkpoint                       "recovery-point N / log-start-offset N / high-watermark N"
+//	    00000000000000041237.txnindex    aborted transactions whose abort marker is in the
+//	                                     segment, Kafka's format (txnindex.go); only if any
 //	    leader-epoch-checkpoint          leader epoch -> first offset (KIP-101; epochs.go)
 //	    .clean-shutdown                  present only after a clean Close
 //	    <base>.log.cleaned / .swap       compaction output being built / committed
@@ -63,6 +65,15 @@
 // Manager.LoadExisting recovers all partitions on disk in parallel
 // (RecoveryThreads, Kafka's num.recovery.threads.per.data.dir). Verify
 // checks a partition directory's files without changing them.
+//
+// Transactions: control.go builds and reads transaction markers (control
+// batches, Kafka's format); txnindex.go keeps the aborted-transaction
+// index (.txnindex per segment, all entries also in memory) that a
+// read_committed Fetch asks with CollectAborted. The producer state
+// (broker/txn) adds the entries (AddAbortedTxn) when it applies an abort
+// marker, also when replaying the log, so recovery rebuilds lost entries;
+// segment deletion removes a segment's .txnindex, truncation cuts it.
+// ScanBatchesControl hands the replay the marker batches' bytes.
 //
 // Lock order: Log.maintMu -> Log.appendMu -> Log.flushMu -> Log.mu ->
 // FileCache.mu -> handle.idxMu.

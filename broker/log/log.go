@@ -52,6 +52,7 @@ type Log struct {
 	lastFlush     time.Time
 	notify        chan struct{}
 	epochs        []EpochEntry // leader-epoch cache (epochs.go)
+	aborted       []AbortedTxn // aborted-transaction index, by LastOffset (txnindex.go)
 	closed        bool
 	offline       error // non-nil once offline (wraps ErrOffline)
 	onOffline     func(*Log, error)
@@ -97,6 +98,10 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("log %s: open: %w", dir, err)
 	}
 	if err := l.loadEpochs(); err != nil {
+		l.dropAll()
+		return nil, fmt.Errorf("log %s: open: %w", dir, err)
+	}
+	if err := l.loadTxnIndexes(); err != nil {
 		l.dropAll()
 		return nil, fmt.Errorf("log %s: open: %w", dir, err)
 	}

@@ -257,6 +257,17 @@ func (l *Log) extend(v *segView, pos int64, first BatchHeader, maxBytes int32, m
 // ScanBatches calls fn with the header of every batch from the one holding
 // offset from to the log end. It stops at the first error fn returns.
 func (l *Log) ScanBatches(from int64, fn func(BatchHeader) error) error {
+	return l.scanBatches(from, func(h BatchHeader, _ []byte) error { return fn(h) })
+}
+
+// ScanBatchesControl is ScanBatches that also hands fn the whole bytes of
+// each control batch (nil for other batches), valid during the call:
+// the producer state reads transaction markers with it.
+func (l *Log) ScanBatchesControl(from int64, fn func(h BatchHeader, control []byte) error) error {
+	return l.scanBatches(from, fn)
+}
+
+func (l *Log) scanBatches(from int64, fn func(BatchHeader, []byte) error) error {
 	l.mu.RLock()
 	if err := l.checkOpenLocked(); err != nil {
 		l.mu.RUnlock()
@@ -289,12 +300,19 @@ func (l *Log) ScanBatches(from int64, fn func(BatchHeader) error) error {
 		}
 		sc := newScanner(v.h.f, pos, v.size, scanChunk)
 		for {
-			h, _, _, err := sc.next()
+			h, pos, _, err := sc.next()
 			if err == io.EOF {
 				break
 			}
+			var body []byte
+			if err == nil && h.IsControl() {
+				body, err = sc.window(pos, int(h.Size()))
+				if err != nil {
+					err = readError("reading control batch", pos, err)
+				}
+			}
 			if err == nil {
-				err = fn(h)
+				err = fn(h, body)
 			}
 			if err != nil {
 				v.release()

@@ -169,7 +169,7 @@ func (l *Log) load() error {
 		}
 	}
 	for _, n := range names {
-		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+		for _, suf := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 			if base, ok := parseSegmentName(n, suf); ok && !logs[base] {
 				l.fs.Remove(path.Join(l.dir, n)) // orphan index
 			}
@@ -536,7 +536,7 @@ func (l *Log) rewriteIndexFiles(s *segment, idx, tidx []byte) error {
 // removeSegmentFiles deletes a segment's files and forgets its cached file.
 func (l *Log) removeSegmentFiles(s *segment) error {
 	l.files.drop(s)
-	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := l.fs.Remove(s.path(suf)); err != nil && !isNotExist(err) {
 			return fmt.Errorf("delete %s: %w", s.path(suf), err)
 		}

@@ -138,7 +138,7 @@ func (l *Log) deletePrefix(n int, newStart int64) error {
 			return fmt.Errorf("log %s: %w", l.dir, err)
 		}
 	}
-	return nil
+	return l.pruneTxnIndex()
 }
 
 // DeleteRecordsBefore advances the log start offset to offset (-1 means the
@@ -207,6 +207,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.truncateTo(offset, first, interval); err != nil {
 		return fmt.Errorf("log %s: truncate to %d: %w", l.dir, offset, err)
 	}
+	if err := l.pruneTxnIndex(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	changed := l.truncateEpochsLocked(l.leo)
 	l.mu.Unlock()
@@ -262,12 +265,13 @@ func (l *Log) ResetTo(offset int64) error {
 		return fmt.Errorf("log %s: reset: %w", l.dir, err)
 	}
 	f.Close()
-	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+	for _, suf := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := l.fs.Remove(ns.path(suf)); err != nil && !isNotExist(err) {
 			return fmt.Errorf("log %s: reset: %w", l.dir, err)
 		}
 	}
 	l.mu.Lock()
+	l.aborted = nil
 	l.segs = []*segment{ns}
 	l.leo, l.logStart, l.hw, l.recoveryPoint = offset, offset, offset, offset
 	l.epochs = nil

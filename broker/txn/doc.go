@@ -1,18 +1,50 @@
-// Package txn owns producer ids and idempotent produce: the producer-id
-// allocator behind InitProducerId, and each partition's producer state (for
-// every producer id its epoch and last 5 batches) that turns resent batches
-// into duplicates answered with their original offsets and rejects
-// out-of-order ones. Transactions come later and will live here too.
+// Package txn owns producer ids and each partition's producer state: the
+// producer-id allocator behind InitProducerId, and per partition (for every
+// producer id its epoch, last 5 batches, ongoing transaction and last
+// marker's coordinator epoch) what turns resent batches into duplicates
+// answered with their original offsets, rejects out-of-order ones, and
+// tracks transactions as Kafka's ProducerStateManager does.
+//
+// # Transactions (the partition side)
+//
+//   - A transactional batch of a producer with no transaction ongoing on
+//     the partition starts one at its offset; the last stable offset (LSO)
+//     is min(high watermark, first offset of the earliest ongoing
+//     transaction, first offset of a completed transaction whose marker is
+//     not yet below the high watermark) — Kafka's firstUnstableOffset.
+//   - A marker (control batch, commit or abort) ends the producer's
+//     transaction; it is fenced when its producer epoch is older than the
+//     producer's (INVALID_PRODUCER_EPOCH) or its coordinator epoch older
+//     than the last marker's (TRANSACTION_COORDINATOR_FENCED). A new epoch
+//     in a marker resets the producer's sequences. An aborted transaction
+//     becomes an entry of the log's aborted-transaction index
+//     (log.AddAbortedTxn, with the LSO right after it, as Kafka's
+//     lastStableOffset(completedTxn)).
+//   - A non-transactional batch from a producer with a transaction ongoing
+//     is INVALID_TXN_STATE.
+//   - Origin (Kafka's AppendOrigin): a client's append gets every check; a
+//     coordinator's (TxnOffsetCommit batches to __consumer_offsets with
+//     sequence -1, markers) skips duplicate detection and sequences.
+//   - Producers with a transaction ongoing never expire.
+//   - The LSO is published after every change so Fetch reads it without
+//     the state lock (Partition.LastStableOffset).
+//   - The state (ongoing transactions included) is only kept on a
+//     partition's leader; a broker becoming leader rebuilds it from its
+//     newest snapshot and the log (markers read with
+//     log.ScanBatchesControl), which also re-adds aborted-index entries a
+//     follower never wrote.
 //
 // # Layers
 //
-//   - State (state.go) is a pure state machine: Check(batches) applies
+//   - State (state.go) is a pure state machine: Check(batches, origin) applies
 //     Kafka's rules and returns ok, a duplicate (with the original
 //     offsets) or an error; Apply(batches, firstOffset, ...) records an
 //     append; Expire drops idle producers. No I/O, no clock, no locks; the
 //     data-driven tests in testdata/state_*.txt drive it.
 //   - Snapshot encoding (snapshot.go): the state as of a log end offset,
 //     CRC-checked, in "<offset>.snapshot" files in the partition directory.
+//     Version 2 adds each producer's ongoing transaction, coordinator
+//     epoch and last timestamp; version 1 files are still read.
 //   - Partition (partition.go) joins State to a partition log: it loads the
 //     newest usable snapshot and replays batch headers from there to the log
 //     end (Log.ScanBatches), serializes check+append+apply, snapshots
@@ -45,7 +77,7 @@
 // per partition, or two resends of one batch could both pass the check.
 // Partition.Append makes that the only way to do it:
 //
-//	res, err := ps.Append(records, func() (log.AppendInfo, error) {
+//	res, err := ps.Append(records, txn.FromClient, func() (log.AppendInfo, error) {
 //	        return plog.Append(records, leaderEpoch)
 //	})
 //

@@ -17,6 +17,13 @@ var (
 	// sequence, see doc.go) and neither does weir; it is kept so callers can
 	// map it if a later mode uses it.
 	ErrUnknownProducerID = errors.New("unknown producer id")
+	// ErrInvalidTxnState: a non-transactional batch from a producer with
+	// a transaction ongoing (INVALID_TXN_STATE, 48).
+	ErrInvalidTxnState = errors.New("invalid transaction state")
+	// ErrTransactionCoordinatorFenced: a marker carries an older
+	// coordinator epoch than the last marker of its producer
+	// (TRANSACTION_COORDINATOR_FENCED, 52).
+	ErrTransactionCoordinatorFenced = errors.New("transaction coordinator fenced")
 	// ErrCorruptSnapshot: a producer-state snapshot failed its checks; it is
 	// ignored and the state rebuilt from the log.
 	ErrCorruptSnapshot = errors.New("corrupt producer state snapshot")
@@ -29,6 +36,8 @@ const (
 	CodeOutOfOrderSequence   int16 = 45
 	CodeInvalidProducerEpoch int16 = 47
 	CodeUnknownProducerID    int16 = 59
+	CodeInvalidTxnState      int16 = 48
+	CodeCoordinatorFenced    int16 = 52
 )
 
 // KafkaCode returns the Kafka error code for an error returned by this
@@ -41,6 +50,10 @@ func KafkaCode(err error) (int16, bool) {
 		return CodeInvalidProducerEpoch, true
 	case errors.Is(err, ErrUnknownProducerID):
 		return CodeUnknownProducerID, true
+	case errors.Is(err, ErrInvalidTxnState):
+		return CodeInvalidTxnState, true
+	case errors.Is(err, ErrTransactionCoordinatorFenced):
+		return CodeCoordinatorFenced, true
 	}
 	return 0, false
 }

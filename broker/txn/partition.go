@@ -23,9 +23,14 @@ type Log interface {
 	// Dir is the partition directory; snapshots are written there.
 	Dir() string
 	EndOffset() int64
-	// ScanBatches calls fn with every batch header from the batch holding
-	// offset from (clamped to the log start) to the log end.
-	ScanBatches(from int64, fn func(log.BatchHeader) error) error
+	HighWatermark() int64
+	// ScanBatchesControl calls fn with every batch header from the batch
+	// holding offset from (clamped to the log start) to the log end, and
+	// the bytes of control batches.
+	ScanBatchesControl(from int64, fn func(h log.BatchHeader, control []byte) error) error
+	// AddAbortedTxn records an aborted transaction in the log's
+	// aborted-transaction index (a no-op if it has the entry).
+	AddAbortedTxn(log.AbortedTxn) error
 }
 
 var _ Log = (*log.Log)(nil)
@@ -76,6 +81,8 @@ type Result struct {
 	// broker's time), and nothing was appended.
 	Info      log.AppendInfo
 	Duplicate bool
+	// Completed: the transactions the append's markers ended.
+	Completed []CompletedTxn
 }
 
 // Partition is one partition's producer state joined to its log. It is
@@ -102,6 +109,10 @@ type Partition struct {
 	snapMu     sync.Mutex     // serializes snapshot file writes
 
 	duplicates atomic.Int64 // duplicates answered
+	// unstable is what the last stable offset depends on, published
+	// after every change under mu so fetches read it without the lock;
+	// nil while no transaction is ongoing or unreplicated.
+	unstable atomic.Pointer[unstable]
 
 	// stats of the last load, for tests and logs
 	loadedFrom     int64 // snapshot offset used, -1 if none
@@ -161,22 +172,24 @@ func (p *Partition) load(now time.Time) error {
 		p.removeSnapshot(name, "unusable")
 	}
 	nowMs := now.UnixMilli()
-	err = p.log.ScanBatches(from, func(h log.BatchHeader) error {
+	err = p.log.ScanBatchesControl(from, func(h log.BatchHeader, control []byte) error {
 		if h.LastOffset() < from {
 			return nil
 		}
 		p.scannedBatches++
-		b := batchOf(h)
-		if !b.hasProducer() {
+		b := batchOf(h, control)
+		if !b.touchesState() {
 			return nil
 		}
 		lat := int64(-1)
 		if h.Attributes&log.AttrLogAppendTime != 0 {
 			lat = h.MaxTimestamp
 		}
-		p.state.Apply([]Batch{b}, h.BaseOffset, lat, nowMs)
+		done := p.state.Apply([]Batch{b}, h.BaseOffset, lat, nowMs)
 		p.dirty = true
-		return nil
+		// Markers replayed re-add their index entries (a crash may have
+		// lost the file; a follower never wrote them).
+		return p.indexAborted(done)
 	})
 	if err != nil {
 		return fmt.Errorf("txn: rebuilding producer state of %s from offset %d: %w", p.dir, from, err)
@@ -184,18 +197,65 @@ func (p *Partition) load(now time.Time) error {
 	if n := p.state.Expire(nowMs, p.opts.Expiration.Milliseconds()); n > 0 {
 		p.dirty = true
 	}
+	p.state.OnHighWatermark(p.log.HighWatermark())
+	p.publishLocked()
 	return nil
 }
 
-func batchOf(h log.BatchHeader) Batch {
-	return Batch{
+// unstable: the first offset of the earliest ongoing transaction (-1 if
+// none) and the completed transactions whose marker may be uncommitted.
+type unstable struct {
+	ongoing      int64
+	unreplicated []CompletedTxn
+}
+
+func (p *Partition) publishLocked() {
+	if !p.state.hasTxns() {
+		p.unstable.Store(nil)
+		return
+	}
+	u := &unstable{ongoing: -1, unreplicated: slices.Clone(p.state.unreplicated)}
+	for _, f := range p.state.ongoing {
+		if u.ongoing < 0 || f < u.ongoing {
+			u.ongoing = f
+		}
+	}
+	p.unstable.Store(u)
+}
+
+// indexAborted writes the aborted-transaction index entries of completed
+// transactions.
+func (p *Partition) indexAborted(done []CompletedTxn) error {
+	for _, c := range done {
+		if !c.Aborted {
+			continue
+		}
+		e := log.AbortedTxn{ProducerID: c.ProducerID, FirstOffset: c.FirstOffset, LastOffset: c.LastOffset, LastStableOffset: c.LastStableOffset}
+		if err := p.log.AddAbortedTxn(e); err != nil {
+			return fmt.Errorf("txn: indexing aborted transaction of producer %d at %d: %w", c.ProducerID, c.LastOffset, err)
+		}
+	}
+	return nil
+}
+
+// batchOf is the Batch of a header; control holds the whole batch of a
+// control batch (its marker is read from it).
+func batchOf(h log.BatchHeader, control []byte) Batch {
+	b := Batch{
 		ProducerID:      h.ProducerID,
 		ProducerEpoch:   h.ProducerEpoch,
 		BaseSequence:    h.BaseSequence,
 		LastOffsetDelta: h.LastOffsetDelta,
 		MaxTimestamp:    h.MaxTimestamp,
 		Control:         h.IsControl(),
+		Transactional:   h.IsTransactional(),
 	}
+	if b.Control && control != nil {
+		if m, ok, err := log.ParseEndTxnMarker(control); err == nil && ok {
+			b.Marker, b.Commit, b.CoordinatorEpoch = true, m.Commit, m.CoordinatorEpoch
+		}
+	}
+	return b
 }
 
 // Append runs one idempotent append: it parses the batch headers of records
@@ -210,11 +270,11 @@ func batchOf(h log.BatchHeader) Batch {
 // wrapping ErrOutOfOrderSequence or ErrInvalidProducerEpoch (KafkaCode maps
 // it); appendFn's error as is. Records whose headers do not parse go
 // straight to appendFn, whose validation rejects them.
-func (p *Partition) Append(records []byte, appendFn func() (log.AppendInfo, error)) (Result, error) {
+func (p *Partition) Append(records []byte, origin Origin, appendFn func() (log.AppendInfo, error)) (Result, error) {
 	batches, raw, ok := parseBatches(records)
 	idempotent := false
 	for i := range batches {
-		idempotent = idempotent || batches[i].hasProducer()
+		idempotent = idempotent || batches[i].touchesState()
 	}
 	if !ok || !idempotent {
 		info, err := appendFn()
@@ -225,7 +285,7 @@ func (p *Partition) Append(records []byte, appendFn func() (log.AppendInfo, erro
 	if p.closed {
 		return Result{}, fmt.Errorf("txn: partition %s: %w", p.dir, ErrClosed)
 	}
-	v, err := p.state.Check(batches)
+	v, err := p.state.Check(batches, origin)
 	if err != nil {
 		return Result{}, err
 	}
@@ -253,10 +313,46 @@ func (p *Partition) Append(records []byte, appendFn func() (log.AppendInfo, erro
 		return Result{Info: info}, err
 	}
 	now := p.opts.Now()
-	p.state.Apply(batches, info.FirstOffset, info.LogAppendTime, now.UnixMilli())
+	done := p.state.Apply(batches, info.FirstOffset, info.LogAppendTime, now.UnixMilli())
+	p.state.OnHighWatermark(p.log.HighWatermark())
+	p.publishLocked()
 	p.dirty = true
+	if err := p.indexAborted(done); err != nil {
+		// The marker is in the log; the index entry comes back when the
+		// state is rebuilt from the log.
+		p.unapplied = true
+		return Result{Info: info, Completed: done}, err
+	}
 	p.maintainLocked(now)
-	return Result{Info: info}, nil
+	return Result{Info: info, Completed: done}, nil
+}
+
+// LastStableOffset is the partition's last stable offset given its high
+// watermark hw: min(hw, first offset of the earliest unstable transaction)
+// (Kafka's UnifiedLog.lastStableOffset). Cheap when the partition never
+// saw a transaction.
+func (p *Partition) LastStableOffset(hw int64) int64 {
+	u := p.unstable.Load()
+	if u == nil {
+		return hw
+	}
+	lso := hw
+	if u.ongoing >= 0 && u.ongoing < lso {
+		lso = u.ongoing
+	}
+	for _, c := range u.unreplicated {
+		if c.LastOffset >= hw && c.FirstOffset < lso {
+			lso = c.FirstOffset
+		}
+	}
+	return lso
+}
+
+// Producers returns a copy of every producer's state on this partition.
+func (p *Partition) Producers() []Producer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state.Producers()
 }
 
 // parseBatches walks concatenated batches and returns their headers and
@@ -271,7 +367,11 @@ func parseBatches(records []byte) (batches []Batch, raw [][]byte, ok bool) {
 		if size <= 0 || size > int64(len(records)-off) {
 			return nil, nil, false
 		}
-		batches = append(batches, batchOf(h))
+		var control []byte
+		if h.IsControl() {
+			control = records[off : off+int(size)]
+		}
+		batches = append(batches, batchOf(h, control))
 		raw = append(raw, records[off:off+int(size)])
 		off += int(size)
 	}

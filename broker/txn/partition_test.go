@@ -104,7 +104,7 @@ func (f *fixture) restart(clean bool) {
 }
 
 func (f *fixture) append(b []byte) (Result, error) {
-	return f.p.Append(b, func() (log.AppendInfo, error) { return f.l.Append(b, 0) })
+	return f.p.Append(b, FromClient, func() (log.AppendInfo, error) { return f.l.Append(b, 0) })
 }
 
 func (f *fixture) mustAppend(b []byte, wantFirst int64, wantDup bool) {

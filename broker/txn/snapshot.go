@@ -11,21 +11,28 @@ import (
 //
 //	+---------+---------+-----------+------------+-----------+--------------+
 //	| "WPST"  | version | crc32c    | end offset | producers | producer ... |
-//	| 4 bytes | u16 = 1 | u32       | i64        | u32       |              |
+//	| 4 bytes | u16 = 2 | u32       | i64        | u32       |              |
 //	+---------+---------+-----------+------------+-----------+--------------+
-//	producer: id i64 | epoch i16 | last seen ms i64 | batches u8 | batch ...
+//	producer: id i64 | epoch i16 | last seen ms i64 |
+//	          (v2) txn first offset i64 (-1: none) | coordinator epoch i32 |
+//	               last timestamp i64 |
+//	          batches u8 | batch ...
 //	batch:    first seq i32 | last seq i32 | first offset i64 |
 //	          last offset i64 | timestamp i64 | flags u8 (1 = LogAppendTime)
 //
+// Version 1 (weir before transactions) lacks the three v2 producer fields;
+// it is still read (no transaction ongoing, epochs and timestamps -1).
 // The CRC-32C covers everything after the crc field. The end offset is the
 // log end offset the state reflects: replaying the log from there to its end
 // reproduces the live state.
 
 const (
 	snapshotMagic     = "WPST"
-	snapshotVersion   = 1
+	snapshotVersion   = 2
 	snapshotHeaderLen = 4 + 2 + 4 + 8 + 4
-	producerLen       = 8 + 2 + 8 + 1
+	producerLenV1     = 8 + 2 + 8 + 1
+	producerTxnLen    = 8 + 4 + 8 // the v2 fields
+	producerLen       = producerLenV1 + producerTxnLen
 	batchMetaLen      = 4 + 4 + 8 + 8 + 8 + 1
 )
 
@@ -47,6 +54,9 @@ func (s *State) EncodeSnapshot(endOffset int64) []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(p.ID))
 		b = binary.BigEndian.AppendUint16(b, uint16(p.Epoch))
 		b = binary.BigEndian.AppendUint64(b, uint64(p.LastSeenMs))
+		b = binary.BigEndian.AppendUint64(b, uint64(p.TxnFirstOffset))
+		b = binary.BigEndian.AppendUint32(b, uint32(p.CoordinatorEpoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(p.LastTimestamp))
 		b = append(b, byte(len(p.Batches)))
 		for _, m := range p.Batches {
 			b = binary.BigEndian.AppendUint32(b, uint32(m.FirstSeq))
@@ -75,8 +85,13 @@ func DecodeSnapshot(b []byte) (*State, int64, error) {
 	if string(b[:4]) != snapshotMagic {
 		return nil, 0, fmt.Errorf("%w: bad magic %q", ErrCorruptSnapshot, b[:4])
 	}
-	if v := binary.BigEndian.Uint16(b[4:6]); v != snapshotVersion {
-		return nil, 0, fmt.Errorf("%w: unsupported version %d", ErrCorruptSnapshot, v)
+	version := binary.BigEndian.Uint16(b[4:6])
+	if version != 1 && version != snapshotVersion {
+		return nil, 0, fmt.Errorf("%w: unsupported version %d", ErrCorruptSnapshot, version)
+	}
+	plen := producerLen
+	if version == 1 {
+		plen = producerLenV1
 	}
 	if want, got := binary.BigEndian.Uint32(b[6:10]), crc32.Checksum(b[10:], castagnoli); want != got {
 		return nil, 0, fmt.Errorf("%w: crc32c %08x, stored %08x", ErrCorruptSnapshot, got, want)
@@ -84,22 +99,33 @@ func DecodeSnapshot(b []byte) (*State, int64, error) {
 	end := int64(binary.BigEndian.Uint64(b[10:18]))
 	n := binary.BigEndian.Uint32(b[18:22])
 	rest := b[snapshotHeaderLen:]
-	if uint64(n)*producerLen > uint64(len(rest)) {
+	if uint64(n)*uint64(plen) > uint64(len(rest)) {
 		return nil, 0, fmt.Errorf("%w: %d producers do not fit in %d bytes", ErrCorruptSnapshot, n, len(rest))
 	}
 	s := NewState()
 	prev := int64(-1)
 	for i := uint32(0); i < n; i++ {
-		if len(rest) < producerLen {
+		if len(rest) < plen {
 			return nil, 0, fmt.Errorf("%w: producer %d truncated", ErrCorruptSnapshot, i)
 		}
 		p := Producer{
-			ID:         int64(binary.BigEndian.Uint64(rest[0:8])),
-			Epoch:      int16(binary.BigEndian.Uint16(rest[8:10])),
-			LastSeenMs: int64(binary.BigEndian.Uint64(rest[10:18])),
+			ID:               int64(binary.BigEndian.Uint64(rest[0:8])),
+			Epoch:            int16(binary.BigEndian.Uint16(rest[8:10])),
+			LastSeenMs:       int64(binary.BigEndian.Uint64(rest[10:18])),
+			TxnFirstOffset:   -1,
+			CoordinatorEpoch: -1,
+			LastTimestamp:    -1,
 		}
-		nb := int(rest[18])
-		rest = rest[producerLen:]
+		if version >= 2 {
+			p.TxnFirstOffset = int64(binary.BigEndian.Uint64(rest[18:26]))
+			p.CoordinatorEpoch = int32(binary.BigEndian.Uint32(rest[26:30]))
+			p.LastTimestamp = int64(binary.BigEndian.Uint64(rest[30:38]))
+			if p.TxnFirstOffset < -1 {
+				return nil, 0, fmt.Errorf("%w: producer %d has transaction first offset %d", ErrCorruptSnapshot, p.ID, p.TxnFirstOffset)
+			}
+		}
+		nb := int(rest[plen-1])
+		rest = rest[plen:]
 		if nb > NumBatchesToRetain || len(rest) < nb*batchMetaLen {
 			return nil, 0, fmt.Errorf("%w: producer %d has %d batches (at most %d, %d bytes left)",
 				ErrCorruptSnapshot, p.ID, nb, NumBatchesToRetain, len(rest))
@@ -124,6 +150,9 @@ func DecodeSnapshot(b []byte) (*State, int64, error) {
 			rest = rest[batchMetaLen:]
 		}
 		s.producers[p.ID] = &p
+		if p.TxnFirstOffset >= 0 {
+			s.ongoing[p.ID] = p.TxnFirstOffset
+		}
 	}
 	if len(rest) != 0 {
 		return nil, 0, fmt.Errorf("%w: %d trailing bytes", ErrCorruptSnapshot, len(rest))

@@ -87,7 +87,7 @@ func workload(t *testing.T, fs *vfs.FaultFS, afterFail func()) []attempt {
 		ok := false
 		for try := 0; try < 2 && !ok; try++ {
 			b := batch(step, idem, seq)
-			_, err := p.Append(b, func() (log.AppendInfo, error) { return l.Append(b, 0) })
+			_, err := p.Append(b, txn.FromClient, func() (log.AppendInfo, error) { return l.Append(b, 0) })
 			a := attempt{step: step, idempotent: idem, seq: seq, acked: err == nil}
 			if err != nil {
 				a.unknown = fs.Halted() || errors.Is(err, log.ErrOffline)
@@ -326,7 +326,7 @@ func check(t *testing.T, desc string, disk *vfs.MemFS, attempts []attempt) {
 	if lastIdem != nil {
 		step := int(lastIdem.FirstTimestamp - 1000)
 		b := batch(step, true, lastIdem.BaseSequence)
-		res, err := p.Append(b, func() (log.AppendInfo, error) { return l.Append(b, 0) })
+		res, err := p.Append(b, txn.FromClient, func() (log.AppendInfo, error) { return l.Append(b, 0) })
 		if err != nil || !res.Duplicate || res.Info.FirstOffset != lastIdem.BaseOffset {
 			t.Fatalf("%s: resending step %d (seq %d): duplicate=%v first offset %d err %v; want a duplicate of offset %d",
 				desc, step, lastIdem.BaseSequence, res.Duplicate, res.Info.FirstOffset, err, lastIdem.BaseOffset)
@@ -334,7 +334,7 @@ func check(t *testing.T, desc string, disk *vfs.MemFS, attempts []attempt) {
 		next = lastIdem.BaseSequence + 2
 	}
 	b := batch(99, true, next)
-	if res, err := p.Append(b, func() (log.AppendInfo, error) { return l.Append(b, 0) }); err != nil || res.Duplicate {
+	if res, err := p.Append(b, txn.FromClient, func() (log.AppendInfo, error) { return l.Append(b, 0) }); err != nil || res.Duplicate {
 		t.Fatalf("%s: the producer's next batch (seq %d): duplicate=%v err=%v", desc, next, res.Duplicate, err)
 	}
 }
