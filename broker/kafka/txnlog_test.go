@@ -220,6 +220,11 @@ func TestTransactionsOnThePartition(t *testing.T) {
 	b = startBrokerIn(t, dir)
 	rc = dialRaw(t, b.addr)
 	check("after restart")
+	describeProducers(t, rc, "tx", map[int64][3]int64{ // epoch, coordinator epoch, txn start
+		100: {0, 4, -1},
+		200: {0, 4, -1},
+		300: {5, -1, 10},
+	})
 	if code := markerCode(t, rc, markerReq("tx", 300, 5, true, 4)); code != 0 {
 		t.Fatalf("commit marker after restart: %v", kerr.ErrorForCode(code))
 	}
@@ -234,4 +239,33 @@ func idemBatchFrom(pid int64, epoch int16, seq int32, n int) []byte {
 	binary.BigEndian.PutUint16(b[log.OffAttributes:], binary.BigEndian.Uint16(b[log.OffAttributes:])&^log.AttrTransactional)
 	fixCRC(b)
 	return b
+}
+
+// describeProducers checks DescribeProducers for partition 0 of topic.
+func describeProducers(t *testing.T, rc *rawConn, topic string, want map[int64][3]int64) {
+	t.Helper()
+	req := kmsg.NewPtrDescribeProducersRequest()
+	rt := kmsg.NewDescribeProducersRequestTopic()
+	rt.Topic, rt.Partitions = topic, []int32{0, 7}
+	req.Topics = append(req.Topics, rt)
+	resp := rc.roundTrip(req).(*kmsg.DescribeProducersResponse)
+	ps := resp.Topics[0].Partitions
+	if len(ps) != 2 || ps[0].ErrorCode != 0 || ps[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("DescribeProducers: %+v", ps)
+	}
+	got := map[int64][3]int64{}
+	for _, ap := range ps[0].ActiveProducers {
+		got[ap.ProducerID] = [3]int64{int64(ap.ProducerEpoch), int64(ap.CoordinatorEpoch), ap.CurrentTxnStartOffset}
+		if ap.LastTimestamp <= 0 || ap.LastSequence != -1 {
+			t.Errorf("producer %d: last timestamp %d, last sequence %d (coordinator batches have none)", ap.ProducerID, ap.LastTimestamp, ap.LastSequence)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("DescribeProducers: %v, want %v", got, want)
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Fatalf("DescribeProducers producer %d: %v, want %v", id, got[id], w)
+		}
+	}
 }

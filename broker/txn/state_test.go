@@ -1,7 +1,9 @@
 package txn
 
 import (
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"fmt"
 	"math"
 	"strconv"
@@ -208,6 +210,10 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	}, 0, 55, 1)
 	f.Add(s.EncodeSnapshot(6))
 	f.Add(NewState().EncodeSnapshot(0))
+	f.Add(encodeV1(s, 6))
+	tx := NewState()
+	tx.Apply([]Batch{{ProducerID: 3, BaseSequence: -1, Transactional: true}}, 4, -1, 1)
+	f.Add(tx.EncodeSnapshot(5))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, end, err := DecodeSnapshot(b)
 		if err != nil {
@@ -227,4 +233,58 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			t.Fatalf("decode/encode not stable")
 		}
 	})
+}
+
+// encodeV1 writes a state in the version 1 snapshot format (weir before
+// transactions), to check that old files are still read.
+func encodeV1(s *State, end int64) []byte {
+	b := []byte(snapshotMagic)
+	b = binary.BigEndian.AppendUint16(b, 1)
+	b = append(b, 0, 0, 0, 0)
+	b = binary.BigEndian.AppendUint64(b, uint64(end))
+	b = binary.BigEndian.AppendUint32(b, uint32(s.Len()))
+	for _, p := range s.Producers() {
+		b = binary.BigEndian.AppendUint64(b, uint64(p.ID))
+		b = binary.BigEndian.AppendUint16(b, uint16(p.Epoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(p.LastSeenMs))
+		b = append(b, byte(len(p.Batches)))
+		for _, m := range p.Batches {
+			b = binary.BigEndian.AppendUint32(b, uint32(m.FirstSeq))
+			b = binary.BigEndian.AppendUint32(b, uint32(m.LastSeq))
+			b = binary.BigEndian.AppendUint64(b, uint64(m.FirstOffset))
+			b = binary.BigEndian.AppendUint64(b, uint64(m.LastOffset))
+			b = binary.BigEndian.AppendUint64(b, uint64(m.Timestamp))
+			var flags byte
+			if m.LogAppendTime {
+				flags = 1
+			}
+			b = append(b, flags)
+		}
+	}
+	binary.BigEndian.PutUint32(b[6:10], crc32.Checksum(b[10:], castagnoli))
+	return b
+}
+
+// TestSnapshotV1StillRead: a version 1 snapshot (before transactions)
+// loads with its producers, no transaction ongoing.
+func TestSnapshotV1StillRead(t *testing.T) {
+	s := NewState()
+	s.Apply([]Batch{{ProducerID: 7, ProducerEpoch: 2, BaseSequence: 0, LastOffsetDelta: 2, MaxTimestamp: 9}}, 10, -1, 100)
+	st, end, err := DecodeSnapshot(encodeV1(s, 13))
+	if err != nil || end != 13 {
+		t.Fatalf("v1: end %d err %v", end, err)
+	}
+	p, ok := st.Producer(7)
+	if !ok || p.Epoch != 2 || len(p.Batches) != 1 || p.Batches[0].LastSeq != 2 || p.TxnFirstOffset != -1 || p.CoordinatorEpoch != -1 {
+		t.Fatalf("v1 producer %+v", p)
+	}
+	if st.LastStableOffset(13) != 13 {
+		t.Fatal("v1 state has a transaction")
+	}
+	// And a v2 snapshot keeps an ongoing transaction.
+	s.Apply([]Batch{{ProducerID: 8, BaseSequence: 0, Transactional: true}}, 13, -1, 100)
+	st, _, err = DecodeSnapshot(s.EncodeSnapshot(14))
+	if err != nil || st.LastStableOffset(14) != 13 {
+		t.Fatalf("v2 snapshot lost the ongoing transaction: %v", err)
+	}
 }
