@@ -3,8 +3,8 @@ package txn
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"strconv"
 	"strings"
