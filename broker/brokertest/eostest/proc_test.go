@@ -1,0 +1,159 @@
+package eostest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"weir/internal/weirbin"
+)
+
+// weirCluster is `weir broker` processes on loopback with fixed ports,
+// so a broker killed with SIGKILL restarts where it was (as
+// broker/brokertest's process tests run them).
+type weirCluster struct {
+	t      *testing.T
+	bin    string
+	voters string
+	extra  []string
+	nodes  []*weirNode
+}
+
+type weirNode struct {
+	id                 int
+	kafkaAddr, ctrlAdr string
+	dataDir, logPath   string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// startWeirCluster starts n brokers with the extra arguments and waits
+// until each logs "broker started".
+func startWeirCluster(t *testing.T, n int, extra ...string) *weirCluster {
+	t.Helper()
+	c := &weirCluster{t: t, bin: weirbin.Build(t), extra: extra}
+	dir := t.TempDir()
+	var vs []string
+	for i := 1; i <= n; i++ {
+		nd := &weirNode{id: i, kafkaAddr: freeAddr(t), ctrlAdr: freeAddr(t),
+			dataDir: filepath.Join(dir, "data"+strconv.Itoa(i)), logPath: filepath.Join(dir, "broker"+strconv.Itoa(i)+".log")}
+		c.nodes = append(c.nodes, nd)
+		vs = append(vs, fmt.Sprintf("%d@%s", i, nd.ctrlAdr))
+	}
+	c.voters = strings.Join(vs, ",")
+	t.Cleanup(func() {
+		for _, nd := range c.nodes {
+			c.Kill(nd.id)
+		}
+		if t.Failed() {
+			for _, nd := range c.nodes {
+				b, _ := os.ReadFile(nd.logPath)
+				t.Logf("last log lines of broker %d:\n%s", nd.id, tail(string(b), 30))
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for _, nd := range c.nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Start(nd.id) }()
+	}
+	wg.Wait()
+	return c
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Seeds are the brokers' Kafka listeners.
+func (c *weirCluster) Seeds() []string {
+	var out []string
+	for _, nd := range c.nodes {
+		out = append(out, nd.kafkaAddr)
+	}
+	return out
+}
+
+// Start runs broker id (again) and waits for "broker started".
+func (c *weirCluster) Start(id int) {
+	nd := c.nodes[id-1]
+	args := append([]string{"broker", "--node-id", strconv.Itoa(id), "--data-dir", nd.dataDir,
+		"--kafka-addr", nd.kafkaAddr, "--controller-addr", nd.ctrlAdr, "--controller-voters", c.voters,
+		"--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-format", "json"}, c.extra...)
+	logf, err := os.OpenFile(nd.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Error(err)
+		return
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		c.t.Error(err)
+		return
+	}
+	cmd := exec.Command(c.bin, args...)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		c.t.Error(err)
+		return
+	}
+	pw.Close()
+	exited, started := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer logf.Close()
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		once := false
+		for sc.Scan() {
+			logf.Write(append(sc.Bytes(), '\n'))
+			var line map[string]any
+			if !once && json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "broker started" {
+				once = true
+				close(started)
+			}
+		}
+		cmd.Wait()
+		close(exited)
+	}()
+	nd.mu.Lock()
+	nd.cmd, nd.exited = cmd, exited
+	nd.mu.Unlock()
+	select {
+	case <-started:
+	case <-exited:
+		c.t.Errorf("broker %d exited before starting (log %s)", id, nd.logPath)
+	case <-time.After(60 * time.Second):
+		c.t.Errorf("broker %d did not start within 60s (log %s)", id, nd.logPath)
+	}
+}
+
+// Kill sends broker id SIGKILL and waits for it to be gone.
+func (c *weirCluster) Kill(id int) {
+	nd := c.nodes[id-1]
+	nd.mu.Lock()
+	cmd, exited := nd.cmd, nd.exited
+	nd.cmd = nil
+	nd.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+}

@@ -1,0 +1,231 @@
+package eostest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/testkit"
+)
+
+// TestStreamsWordCountExactlyOnce runs the Kafka Streams 4.4 word count
+// (java/.../WordCount.java, processing.guarantee=exactly_once_v2) while
+// lines are produced, kills the application with SIGKILL mid-stream and
+// starts it again over the same state directory, and (on weir's
+// 3-broker cluster of `weir broker` processes; Apache Kafka here is one
+// node) kills a broker with SIGKILL mid-stream and restarts it. The
+// output topic read with read_committed must then hold, for every word,
+// the counts 1, 2, ... n exactly once each and in order (the record
+// cache is off, so every count is forwarded): a repeated or missing
+// count is a duplicate or a loss.
+func TestStreamsWordCountExactlyOnce(t *testing.T) {
+	var cluster *weirCluster
+	eachTarget(t, "streams/wordcount", func(t *testing.T) []string {
+		cluster = startWeirCluster(t, 3, "--config", "default.replication.factor=3", "--config", "min.insync.replicas=2")
+		return cluster.Seeds()
+	}, func(t *testing.T, target string, seeds []string) {
+		var killBroker func()
+		if target == "weir" {
+			killBroker = func() {
+				id := 1 + rand.IntN(3)
+				t.Logf("killing broker %d (SIGKILL)", id)
+				cluster.Kill(id)
+				waitProgress(t, "processing with a broker down")
+				cluster.Start(id)
+			}
+		}
+		wordCount(t, seeds, killBroker)
+	})
+}
+
+var progress atomic.Int64 // output records seen by the running test's monitor
+
+func waitProgress(t *testing.T, what string) {
+	t.Helper()
+	from := progress.Load()
+	testkit.CheckFor(t, 2*time.Minute, func() error {
+		if n := progress.Load(); n < from+200 {
+			return fmt.Errorf("%s: %d output records since, want 200", what, n-from)
+		}
+		return nil
+	})
+}
+
+func wordCount(t *testing.T, seeds []string, killBroker func()) {
+	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
+	in, out, app := "wc-in-"+suffix, "wc-out-"+suffix, "wc-"+suffix
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(in), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopics(ctx, 3, -1, nil, in, out); err != nil {
+		t.Fatal(err)
+	}
+
+	// The input: lines of four words from a small vocabulary, counted here.
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima")
+	const lines, perBatch = 2000, 10
+	want := map[string]int64{}
+	var text []string
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range lines {
+		var l []string
+		for range 4 {
+			w := words[rng.IntN(len(words))]
+			want[w]++
+			l = append(l, strings.ToUpper(w[:1])+w[1:])
+		}
+		text = append(text, strings.Join(l, " "))
+	}
+
+	// A monitor reads the output (read_committed) to see progress.
+	progress.Store(0)
+	mon, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(out), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	monCtx, monStop := context.WithCancel(ctx)
+	var monDone sync.WaitGroup
+	monDone.Add(1)
+	go func() {
+		defer monDone.Done()
+		for monCtx.Err() == nil {
+			progress.Add(int64(mon.PollFetches(monCtx).NumRecords()))
+		}
+	}()
+	defer func() { monStop(); monDone.Wait(); mon.Close() }()
+
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	appRun := 0
+	startApp := func() *exec.Cmd {
+		appRun++
+		return startWordCount(t, seeds, app, in, out, state, filepath.Join(dir, fmt.Sprintf("wordcount-%d.log", appRun)))
+	}
+	appCmd := startApp()
+	defer func() { appCmd.Process.Signal(syscall.SIGKILL); appCmd.Wait() }()
+
+	// The producer, paced so the kills land mid-stream.
+	produced := make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; i < lines; i += perBatch {
+			<-tick.C
+			var rs []*kgo.Record
+			for _, l := range text[i : i+perBatch] {
+				rs = append(rs, kgo.StringRecord(l))
+			}
+			if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+				produced <- fmt.Errorf("producing line %d: %w", i, err)
+				return
+			}
+		}
+		produced <- nil
+	}()
+
+	waitProgress(t, "word count running")
+	t.Logf("killing the Streams application (SIGKILL) after %d output records", progress.Load())
+	appCmd.Process.Signal(syscall.SIGKILL)
+	appCmd.Wait()
+	appCmd = startApp()
+	waitProgress(t, "word count restarted")
+	if killBroker != nil {
+		killBroker()
+		waitProgress(t, "broker restarted")
+	}
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+	total := int64(lines * 4)
+	testkit.CheckFor(t, 3*time.Minute, func() error {
+		if n := progress.Load(); n < total {
+			return fmt.Errorf("%d of %d counts in the output", n, total)
+		}
+		return nil
+	})
+
+	// Read the output again from the start, read_committed.
+	got := map[string][]int64{}
+	for _, r := range readCommitted(t, seeds, out, int(total)) {
+		if len(r.Value) != 8 {
+			t.Fatalf("output record %s has a %d-byte value, want a long", r.Key, len(r.Value))
+		}
+		var v int64
+		for _, b := range r.Value {
+			v = v<<8 | int64(b)
+		}
+		got[string(r.Key)] = append(got[string(r.Key)], v)
+	}
+	for _, w := range words {
+		seq := got[w]
+		for i, v := range seq {
+			if v != int64(i+1) {
+				t.Errorf("counts of %q read_committed: %d at position %d (%v...), want 1..%d once each",
+					w, v, i+1, seq[max(0, i-3):min(len(seq), i+4)], want[w])
+				break
+			}
+		}
+		if int64(len(seq)) != want[w] {
+			t.Errorf("counts of %q read_committed: %d counts, want %d", w, len(seq), want[w])
+		}
+	}
+	if len(got) != len(words) {
+		t.Errorf("output words %d, want %d", len(got), len(words))
+	}
+	if t.Failed() {
+		for i := 1; i <= appRun; i++ {
+			b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("wordcount-%d.log", i)))
+			t.Logf("word count run %d log:\n%s", i, tail(string(b), 60))
+		}
+	}
+}
+
+// startWordCount starts the Streams application and waits until it is
+// RUNNING.
+func startWordCount(t *testing.T, seeds []string, app, in, out, state, logPath string) *exec.Cmd {
+	t.Helper()
+	cp, err := Classpath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command("java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dlog4j2.level=WARN",
+		"-cp", cp, "weir.eostest.WordCount", strings.Join(seeds, ","), app, in, out, state)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CheckFor(t, 2*time.Minute, func() error {
+		b, _ := os.ReadFile(logPath)
+		if strings.Contains(string(b), "STATE ERROR") {
+			return testkit.Stop(fmt.Errorf("word count failed:\n%s", tail(string(b), 40)))
+		}
+		if !strings.Contains(string(b), "STATE RUNNING") {
+			return fmt.Errorf("word count not RUNNING yet")
+		}
+		return nil
+	})
+	return cmd
+}
