@@ -32,6 +32,8 @@ var weirPending = map[string]string{
 	"tools/kafka-transactions": partAdmin,
 	"streams/wordcount":        partTxnOffsets,
 	"franz-go/TestTxnEtl":      partTxnOffsets,
+	"bench/txn-produce":        partTxn,
+	"bench/read-committed":     partTxn,
 }
 
 // pendingOnWeir skips t when scenario waits for a part of weir that has
