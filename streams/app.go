@@ -62,6 +62,17 @@ type Config struct {
 	MinCompactionLag time.Duration
 	// MaxPollRecords bounds one processing round (default 10,000).
 	MaxPollRecords int
+	// ExactlyOnce is Kafka Streams' processing.guarantee=exactly_once_v2
+	// (eos.go): each commit interval's writes and input offsets are one
+	// transaction, inputs and changelogs are read read_committed. Off
+	// (the default): at-least-once, as the package doc describes.
+	ExactlyOnce bool
+	// TransactionTimeout is the transactional producer's
+	// transaction.timeout.ms under ExactlyOnce (default 10s, as Kafka
+	// Streams sets it): how long a killed instance's open transaction
+	// holds back read_committed readers and the next owner of its tasks.
+	// It must exceed CommitInterval.
+	TransactionTimeout time.Duration
 	// Logger (default zap.NewNop) and Registerer (default: none) for
 	// logs and metrics.
 	Logger     *zap.Logger
@@ -101,6 +112,12 @@ func (c *Config) validate() error {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+	if c.TransactionTimeout <= 0 {
+		c.TransactionTimeout = 10 * time.Second
+	}
+	if c.ExactlyOnce && c.TransactionTimeout <= c.CommitInterval {
+		return fmt.Errorf("%w: TransactionTimeout (%s) must exceed CommitInterval (%s)", ErrConfig, c.TransactionTimeout, c.CommitInterval)
+	}
 	return nil
 }
 
@@ -113,6 +130,13 @@ type App struct {
 	srcs  map[string]*node // by resolved topic name
 
 	cl *kgo.Client
+	// sess is cl as a transact session under ExactlyOnce (else nil);
+	// abortPending: a rebalance took tasks during the open transaction,
+	// which must abort (eos.go). txns, aborts count transactions
+	// committed and aborted.
+	sess         *kgo.GroupTransactSession
+	abortPending atomic.Bool
+	txns, aborts atomic.Int64
 
 	mu    sync.Mutex // guards tasks against metric readers
 	tasks map[string]*task
@@ -175,22 +199,41 @@ func (a *App) Run(ctx context.Context) error {
 		kgo.MaxBufferedRecords(1<<17),
 		kgo.ProducerLinger(5*time.Millisecond),
 	)
-	cl, err := kafkaclient.New(a.client(), opts...)
+	var err error
+	if a.cfg.ExactlyOnce {
+		err = a.newSession(opts)
+	} else {
+		a.cl, err = kafkaclient.New(a.client(), opts...)
+	}
 	if err != nil {
 		return fmt.Errorf("streams app %s: client: %w", a.cfg.ApplicationID, err)
 	}
-	a.cl = cl
-	err = a.loop(ctx)
+	cl := a.cl
+	err = a.begin()
+	if err == nil {
+		err = a.loop(ctx)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if err != nil {
+		if a.sess != nil {
+			if _, aerr := a.sess.End(cctx, kgo.TryAbort); aerr != nil {
+				a.log.Warn("aborting the transaction at a failed stop", zap.Error(aerr))
+			}
+		}
 		a.closeTasks(false)
 		cl.AllowRebalance()
 		cl.Close()
 		return err
 	}
-	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = a.commit(cctx, a.taskList())
-	a.closeTasks(err == nil)
+	clean := false
+	if a.sess != nil {
+		clean, err = a.commitTxn(cctx)
+	} else {
+		err = a.commit(cctx, a.taskList())
+		clean = err == nil
+	}
+	a.closeTasks(clean)
 	cl.AllowRebalance()
 	cl.Close()
 	return err
@@ -211,6 +254,20 @@ func (a *App) loop(ctx context.Context) error {
 		}
 		if a.fatal != nil {
 			return a.fatal
+		}
+		if a.abortPending.Load() {
+			// Tasks moved during the transaction: it aborts (and what
+			// this poll returned is fetched again from the committed
+			// offsets).
+			if err := a.abortTxn(ctx); err != nil {
+				return err
+			}
+			if err := a.begin(); err != nil {
+				return err
+			}
+			last = time.Now()
+			a.cl.AllowRebalance()
+			continue
 		}
 		fs.EachError(func(topic string, p int32, err error) {
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -241,7 +298,7 @@ func (a *App) loop(ctx context.Context) error {
 			return err
 		}
 		if time.Since(last) >= a.cfg.CommitInterval {
-			if err := a.commit(ctx, a.taskList()); err != nil {
+			if err := a.commitDue(ctx); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -251,6 +308,23 @@ func (a *App) loop(ctx context.Context) error {
 		}
 		a.cl.AllowRebalance()
 	}
+}
+
+// commitDue is the periodic commit of either guarantee.
+func (a *App) commitDue(ctx context.Context) error {
+	if a.sess == nil {
+		return a.commit(ctx, a.taskList())
+	}
+	committed, err := a.commitTxn(ctx)
+	if err != nil {
+		return err
+	}
+	if !committed {
+		if err := a.resetTasks(); err != nil {
+			return err
+		}
+	}
+	return a.begin()
 }
 
 func (a *App) taskList() []*task {
@@ -363,33 +437,48 @@ func (a *App) onAssigned(ctx context.Context, _ *kgo.Client, assigned map[string
 			continue
 		}
 		for _, p := range ps {
-			t := a.tp.newTask(a.cfg.ApplicationID, src, p)
-			t.out = a
-			t.dlq = a.cfg.DeadLetterTopic
-			t.cacheMax = a.cfg.CacheMaxBytes
-			t.stateDir = filepath.Join(a.cfg.StateDir, a.cfg.ApplicationID, t.id)
-			po := store.PebbleOptions{BlockCacheBytes: a.cfg.StoreBlockCacheBytes, MemTableBytes: a.cfg.StoreMemTableBytes}
-			t.openBack = func(dir string) (store.Backend, error) { return store.OpenPebble(dir, po) }
-			a.mu.Lock()
-			a.tasks[t.id] = t
-			a.mu.Unlock()
-			start := time.Now()
-			if err := t.open(rd); err != nil {
+			if _, err := a.openTask(src, p, rd); err != nil {
 				a.fatal = err
-				a.log.Error("restore failed", zap.String("task", t.id), zap.Error(err))
 				return
-			}
-			a.restored.Add(t.m.restored.Load())
-			if len(t.stores) > 0 {
-				a.log.Info("task restored", zap.String("task", t.id), zap.Int64("changelog_records", t.m.restored.Load()), zap.Duration("took", time.Since(start)))
 			}
 		}
 	}
 }
 
+// openTask creates the task of src's partition p and restores its stores.
+func (a *App) openTask(src *node, p int32, rd changelogReader) (*task, error) {
+	t := a.tp.newTask(a.cfg.ApplicationID, src, p)
+	t.out = a
+	t.dlq = a.cfg.DeadLetterTopic
+	t.cacheMax = a.cfg.CacheMaxBytes
+	t.stateDir = filepath.Join(a.cfg.StateDir, a.cfg.ApplicationID, t.id)
+	po := store.PebbleOptions{BlockCacheBytes: a.cfg.StoreBlockCacheBytes, MemTableBytes: a.cfg.StoreMemTableBytes}
+	t.openBack = func(dir string) (store.Backend, error) { return store.OpenPebble(dir, po) }
+	a.mu.Lock()
+	a.tasks[t.id] = t
+	a.mu.Unlock()
+	start := time.Now()
+	if err := t.open(rd); err != nil {
+		a.log.Error("restore failed", zap.String("task", t.id), zap.Error(err))
+		return nil, err
+	}
+	a.restored.Add(t.m.restored.Load())
+	if len(t.stores) > 0 {
+		a.log.Info("task restored", zap.String("task", t.id), zap.Int64("changelog_records", t.m.restored.Load()), zap.Duration("took", time.Since(start)))
+	}
+	return t, nil
+}
+
 func (a *App) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
 	ts := a.tasksOf(revoked)
 	if len(ts) == 0 {
+		return
+	}
+	if a.sess != nil {
+		// Exactly-once: the open transaction holds every task's work;
+		// it aborts and the remaining tasks reopen (eos.go).
+		a.abortPending.Store(true)
+		a.dropTasks(ts, false)
 		return
 	}
 	err := a.fatal
@@ -403,6 +492,9 @@ func (a *App) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][
 }
 
 func (a *App) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	if a.sess != nil {
+		a.abortPending.Store(true)
+	}
 	a.dropTasks(a.tasksOf(lost), false)
 }
 
@@ -519,27 +611,42 @@ func (r *kgoReader) read(topic string, p int32, from int64, progress func(int64)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	adm := kadm.NewClient(a.cl)
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return err
+	var end int64
+	opts := []kgo.Opt{
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}}),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxBytes(64 << 20),
+		kgo.FetchMaxPartitionBytes(32 << 20),
 	}
-	eo, ok := ends.Lookup(topic, p)
-	if !ok || eo.Err != nil {
-		return fmt.Errorf("end offset of %s/%d: %v", topic, p, eo.Err)
+	if a.cfg.ExactlyOnce {
+		// Up to a stable end, committed data only; control records are
+		// kept (and skipped below) so the read sees the last offset.
+		sctx, scancel := context.WithTimeout(ctx, 3*a.cfg.TransactionTimeout+30*time.Second)
+		var err error
+		end, err = stableEnd(sctx, adm, topic, p)
+		scancel()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	} else {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		eo, ok := ends.Lookup(topic, p)
+		if !ok || eo.Err != nil {
+			return fmt.Errorf("end offset of %s/%d: %v", topic, p, eo.Err)
+		}
+		end = eo.Offset
 	}
-	end := eo.Offset
 	if end <= from {
 		return nil
 	}
 	if progress != nil {
 		progress(end - from)
 	}
-	cl, err := kafkaclient.New(a.client(), []kgo.Opt{
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}}),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxBytes(64 << 20),
-		kgo.FetchMaxPartitionBytes(32 << 20),
-	}...)
+	cl, err := kafkaclient.New(a.client(), opts...)
 	if err != nil {
 		return err
 	}
@@ -557,8 +664,10 @@ func (r *kgoReader) read(topic string, p int32, from int64, progress func(int64)
 			if ferr != nil || rec.Offset >= end {
 				return
 			}
-			ferr = fn(rec)
 			last = rec.Offset
+			if !rec.Attrs.IsControl() {
+				ferr = fn(rec)
+			}
 		})
 		if ferr != nil {
 			return ferr

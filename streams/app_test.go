@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"weir/broker/brokertest/testbroker"
 	"weir/internal/kafkaclient"
 )
 
@@ -112,7 +111,7 @@ func groupCaughtUp(ctx context.Context, adm *kadm.Client, group, topic string) e
 	return nil
 }
 
-func readLastValues(t *testing.T, b *testbroker.Broker, topic string) map[string]int64 {
+func readLastValues(t *testing.T, b killBroker, topic string) map[string]int64 {
 	t.Helper()
 	got := map[string]int64{}
 	for _, r := range b.ReadAll(topic) {

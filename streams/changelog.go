@@ -165,8 +165,10 @@ func (t *task) restore(s *taskStore, rd changelogReader) error {
 	}
 	batch := b.NewBatch()
 	var pending [][]byte
-	err = rd.read(s.changelog, t.partition, from, func(total int64) { t.m.restoreTotal.Add(total) }, func(r *kgo.Record) error {
+	var total, read int64
+	err = rd.read(s.changelog, t.partition, from, func(n int64) { total = n; t.m.restoreTotal.Add(n) }, func(r *kgo.Record) error {
 		t.m.restored.Add(1)
+		read++
 		if isMarker(r) {
 			off, st, seen, err := parseMarker(r.Value)
 			if err != nil {
@@ -196,6 +198,9 @@ func (t *task) restore(s *taskStore, rd changelogReader) error {
 		b.Close()
 		return err
 	}
+	// The total was an upper bound (compacted away, aborted, control
+	// records): once done, it is what was read.
+	t.m.restoreTotal.Add(read - total)
 	s.st = store.New(s.spec.name, b, t.cacheMax)
 	for _, k := range pending {
 		if err := s.st.MarkDirty(k); err != nil {

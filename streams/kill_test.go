@@ -55,6 +55,7 @@ type killChildConfig struct {
 	StateDir       string
 	Topology       string // "count" or "groupby" (killTopology)
 	CommitInterval time.Duration
+	ExactlyOnce    bool
 }
 
 // childStatus is one progress line a child prints on stdout ("status "
@@ -77,14 +78,20 @@ const statusEvery = 50 * time.Millisecond
 //	→ Count("gcounts") → gcounts
 func killTopology(name string) (*Topology, error) {
 	bld := NewBuilder()
+	// x: the exactly-once tests' topics (kill_eos_test.go), apart from
+	// the others' on a shared broker.
+	x := ""
+	if strings.HasPrefix(name, "x") {
+		name, x = name[1:], "x"
+	}
 	switch name {
 	case "count":
-		Count(GroupByKey(From(bld, "events", String(), Bytes()), String(), Bytes()), "counts").
-			ToStream().To("counts", String(), Int64())
+		Count(GroupByKey(From(bld, x+"events", String(), Bytes()), String(), Bytes()), "counts").
+			ToStream().To(x+"counts", String(), Int64())
 	case "groupby":
-		s := From(bld, "gevents", String(), String())
+		s := From(bld, x+"gevents", String(), String())
 		g := GroupBy(s, func(_ string, v string) string { k, _, _ := strings.Cut(v, "/"); return k }, String(), String())
-		Count(g, "gcounts").ToStream().To("gcounts", String(), Int64())
+		Count(g, "gcounts").ToStream().To(x+"gcounts", String(), Int64())
 	default:
 		return nil, fmt.Errorf("unknown topology %q", name)
 	}
@@ -113,6 +120,9 @@ func killChildMain() {
 		StateDir:       cc.StateDir,
 		CommitInterval: cc.CommitInterval,
 		Logger:         lg,
+		ExactlyOnce:    cc.ExactlyOnce,
+		// Short, so a killed instance's transaction is aborted soon.
+		TransactionTimeout: 5 * time.Second,
 	}
 	if os.Getenv("WEIR_STREAMS_DEBUG") != "" {
 		cfg.Client.Extra = append(cfg.Client.Extra, kgo.WithLogger(kzapLogger{lg}))
@@ -335,7 +345,7 @@ func (p *appProc) stop(t *testing.T) {
 // feed the rest, wait until everything is committed, stop cleanly.
 type killRun struct {
 	t         *testing.T
-	b         *testbroker.Broker
+	b         killBroker
 	adm       *kadm.Client
 	cc        killChildConfig
 	input     string
@@ -390,8 +400,14 @@ func (r *killRun) ends(ctx context.Context, topic string) (map[int32]int64, erro
 // caughtUp: the group has committed the end of the input and internal
 // topics.
 func (r *killRun) caughtUp(ctx context.Context) error {
-	for _, topic := range append([]string{r.input}, r.internal...) {
-		if err := groupCaughtUp(ctx, r.adm, r.cc.AppID, topic); err != nil {
+	for i, topic := range append([]string{r.input}, r.internal...) {
+		var err error
+		if r.cc.ExactlyOnce {
+			err = groupCaughtUpTxn(ctx, r.adm, r.cc.AppID, topic, i > 0)
+		} else {
+			err = groupCaughtUp(ctx, r.adm, r.cc.AppID, topic)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,177 @@
+package streams
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+)
+
+// Exactly-once processing (Config.ExactlyOnce), as Kafka Streams'
+// exactly_once_v2:
+//
+//   - One transactional producer per instance (transactional.id
+//     <app>-<random>, new at every start, as Kafka Streams' process id),
+//     through franz-go's GroupTransactSession. Everything a commit
+//     interval writes (outputs, repartition records, changelog entries
+//     and markers, dead letters) and the input offsets of every task
+//     (TxnOffsetCommit, bound to the group generation) are one
+//     transaction: they become visible together or not at all.
+//   - Zombies are fenced by the group generation (KIP-447): an instance
+//     that lost its membership gets ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID
+//     on TxnOffsetCommit, and the transaction aborts. A killed instance's
+//     open transaction is aborted by the coordinator after
+//     TransactionTimeout; until then read_committed consumers, and the
+//     next owner's offset fetch (require_stable: UNSTABLE_OFFSET_COMMIT),
+//     wait.
+//   - A rebalance that revokes or loses tasks during a transaction, or a
+//     commit that fails abortably, aborts the whole transaction: the
+//     instance closes every task without checkpoint (its stores hold
+//     aborted updates), rewinds to the committed offsets and reopens the
+//     tasks it still owns from their changelogs.
+//   - Everything is read read_committed: input and repartition topics, and
+//     changelogs at restore, which wait until the partition has no open
+//     transaction (its last stable offset is its end) and skip aborted
+//     data and control records.
+//
+// The markers of changelog.go stay: they tell restore where input
+// processing resumes (in this mode always the committed offset).
+
+// newTxnID returns the transactional.id of one instance's life.
+func newTxnID(app string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return app + "-" + hex.EncodeToString(b[:])
+}
+
+// newSession builds the instance's client as a GroupTransactSession.
+func (a *App) newSession(opts []kgo.Opt) error {
+	base, err := a.client().Opts()
+	if err != nil {
+		return err
+	}
+	opts = append(base, append(opts,
+		kgo.TransactionalID(newTxnID(a.cfg.ApplicationID)),
+		kgo.TransactionTimeout(a.cfg.TransactionTimeout),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	)...)
+	s, err := kgo.NewGroupTransactSession(opts...)
+	if err != nil {
+		return err
+	}
+	a.sess, a.cl = s, s.Client()
+	return nil
+}
+
+// begin starts the next transaction (exactly-once only).
+func (a *App) begin() error {
+	if a.sess == nil {
+		return nil
+	}
+	if err := a.sess.Begin(); err != nil {
+		return fmt.Errorf("streams app %s: beginning a transaction: %w", a.cfg.ApplicationID, err)
+	}
+	return nil
+}
+
+// commitTxn is the exactly-once commit of every task: flush the stores
+// into the transaction, then end it with the consumed offsets. committed
+// is false when the transaction was aborted instead (a rebalance, an
+// abortable error): the caller resets the tasks. err is fatal.
+func (a *App) commitTxn(ctx context.Context) (committed bool, err error) {
+	ts := a.taskList()
+	var ferr error
+	for _, t := range ts {
+		if ferr = t.flush(); ferr != nil {
+			break
+		}
+	}
+	if ferr == nil {
+		if err := a.cl.Flush(ctx); err != nil {
+			return false, fmt.Errorf("streams app %s: waiting for acknowledgements: %w", a.cfg.ApplicationID, err)
+		}
+		ferr = a.produceErr()
+	}
+	if ferr != nil {
+		if _, err := a.sess.End(ctx, kgo.TryAbort); err != nil {
+			a.log.Warn("aborting after a failure", zap.Error(err))
+		}
+		return false, ferr
+	}
+	committed, err = a.sess.End(ctx, kgo.TryCommit)
+	if err != nil {
+		return false, fmt.Errorf("streams app %s: committing the transaction: %w", a.cfg.ApplicationID, err)
+	}
+	if committed {
+		a.txns.Add(1)
+	}
+	return committed, nil
+}
+
+// abortTxn aborts the open transaction and resets the tasks.
+func (a *App) abortTxn(ctx context.Context) error {
+	if _, err := a.sess.End(ctx, kgo.TryAbort); err != nil {
+		return fmt.Errorf("streams app %s: aborting the transaction: %w", a.cfg.ApplicationID, err)
+	}
+	return a.resetTasks()
+}
+
+// resetTasks follows an aborted transaction: the tasks' stores hold its
+// updates, so every task is closed without checkpoint and opened again
+// from its changelog (the session has rewound the consumer to the
+// committed offsets).
+func (a *App) resetTasks() error {
+	a.aborts.Add(1)
+	a.abortPending.Store(false)
+	a.prodMu.Lock()
+	a.prodErr = nil // the records it is about were aborted
+	a.prodMu.Unlock()
+	ts := a.taskList()
+	a.log.Info("transaction aborted: reopening tasks from their changelogs", zap.Int("tasks", len(ts)))
+	a.dropTasks(ts, false)
+	rd := &kgoReader{a: a}
+	for _, old := range ts {
+		if _, err := a.openTask(old.src, old.partition, rd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stableEnd waits until topic/p has no open transaction (its last
+// stable offset is its end offset) and returns that offset, so a restore
+// reads everything decided and nothing undecided. A killed writer's
+// transaction lasts until the coordinator aborts it (its timeout).
+func stableEnd(ctx context.Context, adm *kadm.Client, topic string, p int32) (int64, error) {
+	for {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return 0, err
+		}
+		stable, err := adm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return 0, err
+		}
+		eo, ok := ends.Lookup(topic, p)
+		so, ok2 := stable.Lookup(topic, p)
+		switch {
+		case !ok || !ok2:
+			return 0, fmt.Errorf("end offsets of %s/%d: partition missing", topic, p)
+		case eo.Err != nil || so.Err != nil:
+			return 0, fmt.Errorf("end offsets of %s/%d: %w", topic, p, errors.Join(eo.Err, so.Err))
+		case so.Offset >= eo.Offset:
+			return eo.Offset, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%s/%d still has an open transaction (last stable offset %d, end %d): %w", topic, p, so.Offset, eo.Offset, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,349 @@
+package streams
+
+import (
+	"context"
+	"crypto/x509/pkix"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/broker/brokertest/testbroker"
+	"weir/broker/tlsconf/tlstest"
+	"weir/internal/kafkaclient"
+	"weir/internal/kafkapeer"
+)
+
+// The exactly-once variants of the crash tests (kill_test.go): the same
+// scenarios with Config.ExactlyOnce, checked on what a read_committed
+// consumer sees. They run against weir's broker; with
+// WEIR_STREAMS_TEST_KAFKA=1 they run against a real Apache Kafka 4.4
+// (internal/kafkapeer) instead, which is how the streams side was proven
+// before weir's broker had transactions.
+
+// killBroker is what the crash tests need of a broker (testbroker.Broker,
+// or peerBroker for Apache Kafka).
+type killBroker interface {
+	Client(opts ...kgo.Opt) *kgo.Client
+	CreateTopic(topic string, partitions int32, configs map[string]*string)
+	ReadAll(topic string) []*kgo.Record
+}
+
+// peerBroker is an Apache Kafka broker (kafkapeer) as a killBroker.
+type peerBroker struct {
+	t    testing.TB
+	addr string
+}
+
+func (p *peerBroker) Client(opts ...kgo.Opt) *kgo.Client {
+	p.t.Helper()
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{p.addr}}, opts...)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(cl.Close)
+	return cl
+}
+
+func (p *peerBroker) CreateTopic(topic string, partitions int32, configs map[string]*string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := kadm.NewClient(p.Client()).CreateTopic(ctx, partitions, 1, configs, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		p.t.Fatalf("creating topic %s: %v", topic, err)
+	}
+}
+
+func (p *peerBroker) ReadAll(topic string) []*kgo.Record {
+	return testbroker.ReadAllAt(p.t, p.addr, topic)
+}
+
+// startEOSBroker starts the broker of an exactly-once crash test: weir,
+// or Apache Kafka with WEIR_STREAMS_TEST_KAFKA=1. It returns the broker
+// and its address.
+func startEOSBroker(t *testing.T) (killBroker, string) {
+	if os.Getenv("WEIR_STREAMS_TEST_KAFKA") == "" {
+		b := testbroker.Start(t)
+		return b, b.Addr
+	}
+	if why := kafkapeer.Available(); why != "" {
+		t.Fatal(why)
+	}
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, "kafka CA")
+	srv := ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "kafka"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	k, err := kafkapeer.Start(ctx, kafkapeer.Options{Dir: dir, KeyStore: tlstest.Write(t, dir, "kafka.pem", srv.KeyStore()), Heap: "1g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Stop)
+	return &peerBroker{t: t, addr: k.Plaintext}, k.Plaintext
+}
+
+// groupCaughtUpTxn is groupCaughtUp for an exactly-once group: topic has
+// no open transaction and the group committed its end. A topic written
+// only in transactions (txnal) ends with a commit marker, which a
+// consumer never returns as a record, so there the group's commit may be
+// the marker's offset.
+func groupCaughtUpTxn(ctx context.Context, adm *kadm.Client, group, topic string, txnal bool) error {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return err
+	}
+	stable, err := adm.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return err
+	}
+	com, err := adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return err
+	}
+	var errs []string
+	ends.Each(func(o kadm.ListedOffset) {
+		s, _ := stable.Lookup(o.Topic, o.Partition)
+		c, ok := com.Lookup(o.Topic, o.Partition)
+		switch {
+		case o.Err != nil || s.Err != nil:
+			errs = append(errs, fmt.Sprintf("%d: %v %v", o.Partition, o.Err, s.Err))
+		case s.Offset < o.Offset:
+			errs = append(errs, fmt.Sprintf("%d: open transaction (last stable offset %d, end %d)", o.Partition, s.Offset, o.Offset))
+		case o.Offset == 0:
+		case !ok || c.Err != nil:
+			errs = append(errs, fmt.Sprintf("%d: nothing committed", o.Partition))
+		case c.At == o.Offset, txnal && c.At == o.Offset-1:
+		default:
+			errs = append(errs, fmt.Sprintf("%d: committed %d of %d", o.Partition, c.At, o.Offset))
+		}
+	})
+	if len(errs) > 0 {
+		return fmt.Errorf("group %s on %s: %s", group, topic, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// readCommitted reads topic as a read_committed consumer, from the start
+// to its last stable offsets (waiting until no transaction is open), and
+// returns the records (no control record).
+func readCommitted(t *testing.T, addr, topic string) []*kgo.Record {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	admCl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	tops, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32]int64{}
+	for _, p := range tops[topic].Partitions.Numbers() {
+		end, err := stableEnd(ctx, adm, topic, p)
+		if err != nil {
+			t.Fatalf("reading %s read_committed: %v", topic, err)
+		}
+		if end > 0 {
+			want[p] = end
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	offs := map[int32]kgo.Offset{}
+	for p := range want {
+		offs[p] = kgo.NewOffset().AtStart()
+	}
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}}, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}),
+		kgo.FetchMaxBytes(64<<20), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []*kgo.Record
+	for len(want) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("reading %s read_committed: %v (still waiting on %v)", topic, err, want)
+		}
+		fs.EachError(func(_ string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if end, ok := want[r.Partition]; ok && r.Offset < end {
+				if !r.Attrs.IsControl() {
+					out = append(out, r)
+				}
+				if r.Offset+1 >= end {
+					delete(want, r.Partition)
+				}
+			}
+		})
+	}
+	return out
+}
+
+// checkUpdatesOnce checks a count's update stream read read_committed:
+// per key the counts strictly increase (no update is there twice: an
+// aborted transaction's updates are not visible and the next owner goes
+// on from the committed state) and the last is want's.
+func checkUpdatesOnce(t *testing.T, recs []*kgo.Record, want map[string]int64) {
+	t.Helper()
+	last := map[string]int64{}
+	var bad int
+	for _, rec := range recs {
+		v, err := Int64().Decode(rec.Value)
+		if err != nil {
+			t.Fatalf("%s: %v", rec.Topic, err)
+		}
+		k := string(rec.Key)
+		if prev, ok := last[k]; ok && v <= prev {
+			if bad < 5 {
+				t.Errorf("key %s: update %d after %d (%s/%d@%d): a result seen twice", k, v, prev, rec.Topic, rec.Partition, rec.Offset)
+			}
+			bad++
+		}
+		last[k] = v
+	}
+	if len(last) != len(want) {
+		t.Errorf("updates for %d keys, want %d", len(last), len(want))
+	}
+	for k, v := range want {
+		if last[k] != v {
+			if bad < 5 {
+				t.Errorf("key %s: last count %d, want %d", k, last[k], v)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d wrong updates or counts (of %d keys, %d updates)", bad, len(want), len(recs))
+	}
+}
+
+// TestCountExactlyOnceAcrossKill is TestCountExactAcrossKillAndScaleOut
+// with ExactlyOnce: three instances, one SIGKILLed mid-transaction, a
+// fourth joining later. The count topic read with read_committed holds,
+// per key, strictly increasing counts ending at the number of records
+// produced for it: every result once, none repeated, none missing.
+func TestCountExactlyOnceAcrossKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300,000 records through a broker and four child processes")
+	}
+	const (
+		n     = 300_000
+		keys  = 5_000
+		parts = 6
+	)
+	start := time.Now()
+	b, addr := startEOSBroker(t)
+	b.CreateTopic("xevents", parts, nil)
+	b.CreateTopic("xcounts", parts, nil)
+	want := make(map[string]int64, keys)
+	recs := make([]*kgo.Record, n)
+	rnd := rand.New(rand.NewPCG(9, 10))
+	for i := range recs {
+		k := "key-" + strconv.Itoa(rnd.IntN(keys))
+		want[k]++
+		recs[i] = &kgo.Record{Topic: "xevents", Key: []byte(k), Value: []byte("v")}
+	}
+	cl := b.Client()
+	r := &killRun{t: t, b: b, adm: kadm.NewClient(cl), input: "xevents",
+		cc:        killChildConfig{Broker: addr, AppID: "xwc", Topology: "xcount", CommitInterval: 200 * time.Millisecond, ExactlyOnce: true},
+		storeTask: func(string) bool { return true },
+		recs:      recs, instances: 3, steady: true}
+	r.run()
+
+	phase3 := map[int32]int64{}
+	for _, rec := range recs[n*7/10:] {
+		phase3[rec.Partition]++
+	}
+	r.checkRestores(phase3)
+
+	committed := readCommitted(t, addr, "xcounts")
+	checkUpdatesOnce(t, committed, want)
+	t.Logf("exactly once: %d count updates for %d keys read_committed (%d offsets in the topic, aborted records and markers included) in %s",
+		len(committed), len(want), endSum(context.Background(), r.adm, "xcounts"), time.Since(start).Round(time.Millisecond))
+}
+
+// TestGroupByCountExactlyOnceAcrossKill is TestGroupByCountAcrossKill
+// with ExactlyOnce: the repartition topic read with read_committed holds
+// every input record exactly once (the victim's writes of its open
+// transaction are aborted, and its successor writes them again in its own),
+// and the count topic read with read_committed holds strictly increasing
+// counts per key ending at the exact count.
+func TestGroupByCountExactlyOnceAcrossKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200,000 records through a broker and three child processes")
+	}
+	const (
+		n     = 200_000
+		keys  = 2_000
+		parts = 4
+	)
+	start := time.Now()
+	b, addr := startEOSBroker(t)
+	b.CreateTopic("xgevents", parts, nil)
+	b.CreateTopic("xgcounts", parts, nil)
+	want := make(map[string]int64, keys)
+	recs := make([]*kgo.Record, n)
+	rnd := rand.New(rand.NewPCG(11, 12))
+	for i := range recs {
+		k := "key-" + strconv.Itoa(rnd.IntN(keys))
+		want[k]++
+		seq := strconv.Itoa(i)
+		recs[i] = &kgo.Record{Topic: "xgevents", Key: []byte(seq), Value: []byte(k + "/" + seq)}
+	}
+	const app = "xwg"
+	repart := app + "-gcounts-repartition"
+	isRepart := func(id string) bool { return strings.HasPrefix(id, repart+"-") }
+	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "xgevents", internal: []string{repart},
+		cc:        killChildConfig{Broker: addr, AppID: app, Topology: "xgroupby", CommitInterval: 200 * time.Millisecond, ExactlyOnce: true},
+		storeTask: isRepart,
+		recs:      recs, instances: 2}
+	r.run()
+
+	phase3 := map[int32]int64{}
+	for _, rec := range recs[n*7/10:] {
+		phase3[rec.Partition]++
+	}
+	r.checkRestores(phase3)
+
+	copies := make([]int, n)
+	rc := readCommitted(t, addr, repart)
+	for _, rec := range rc {
+		_, seq, ok := strings.Cut(string(rec.Value), "/")
+		i, err := strconv.Atoi(seq)
+		if !ok || err != nil || i < 0 || i >= n {
+			t.Fatalf("%s: unexpected value %q", repart, rec.Value)
+		}
+		copies[i]++
+	}
+	var bad int
+	for i, c := range copies {
+		if c != 1 {
+			if bad < 10 {
+				t.Errorf("input record %d (xgevents/%d@%d) is %d times in %s read_committed, want once", i, recs[i].Partition, recs[i].Offset, c, repart)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d input records are not exactly once in %s", bad, n, repart)
+	}
+	checkUpdatesOnce(t, readCommitted(t, addr, "xgcounts"), want)
+	all := endSum(context.Background(), r.adm, repart)
+	t.Logf("exactly once: each of %d input records once in %s read_committed (%d records there counting aborted ones and markers; the victim owned %v); exact counts for %d keys; %s",
+		n, repart, all, r.vicTasks, len(want), time.Since(start).Round(time.Millisecond))
+}
