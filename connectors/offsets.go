@@ -35,6 +35,17 @@ import (
 // in flight) are thus found in the topic itself and never produced twice.
 // The task writes a scan record before it produces its first record to a
 // partition, so the scan always covers what the previous run wrote.
+//
+// The scan is at-least-once's best effort: records of one source
+// partition spread over destination partitions, so a kill can leave a
+// later seq acknowledged and an earlier one not (the restart skips the
+// earlier), or a record in flight unacknowledged (repeated). An
+// exactly-once task (SourceOptions.ExactlyOnce, source_txn.go) closes that
+// gap: it writes records, positions and scan marks in one transaction
+// and reads both the offsets topic and the scan with read_committed, so
+// the positions it restores are exactly those of the committed records
+// (the scan then finds only records written before a switch from
+// at-least-once).
 
 // DefaultOffsetsTopic is the compacted topic of source positions.
 const DefaultOffsetsTopic = "_weir_connect_offsets"
@@ -125,13 +136,15 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 
 // restorePositions reads the offsets topic and then scans the
 // destination partitions named by the scan record, returning each source
-// partition's newest position (by seq).
-func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, offsetsTopic, connector string) (map[string]storedPos, error) {
+// partition's newest position (by seq). committed (an exactly-once task)
+// reads both with read_committed: only what committed transactions wrote
+// counts, so positions and records agree exactly.
+func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, offsetsTopic, connector string, committed bool) (map[string]storedPos, error) {
 	out := map[string]storedPos{}
 	var scan scanValue
 	var bad error
 	wantScan := string(scanKey(connector))
-	err := readRange(ctx, co, adm, map[string]map[int32]int64{offsetsTopic: nil}, func(r *kgo.Record) {
+	err := readRange(ctx, co, adm, map[string]map[int32]int64{offsetsTopic: nil}, committed, func(r *kgo.Record) {
 		if string(r.Key) == wantScan {
 			scan = scanValue{}
 			if r.Value != nil {
@@ -179,7 +192,7 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 	}
 	// Partitions not in the scan record were never written by this
 	// connector: skip them rather than reading them from the start.
-	err = readRangeKnown(ctx, co, adm, from, func(r *kgo.Record) {
+	err = readRangeKnown(ctx, co, adm, from, committed, func(r *kgo.Record) {
 		for _, h := range r.Headers {
 			if h.Key != SourceHeader {
 				continue
@@ -200,7 +213,7 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 }
 
 // readRangeKnown is readRange limited to the partitions listed in from.
-func readRangeKnown(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, fn func(*kgo.Record)) error {
+func readRangeKnown(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, committed bool, fn func(*kgo.Record)) error {
 	if len(from) == 0 {
 		return nil
 	}
@@ -210,7 +223,7 @@ func readRangeKnown(ctx context.Context, co kafkaclient.Options, adm *kadm.Clien
 	for t := range from {
 		topics = append(topics, t)
 	}
-	ends, err := adm.ListEndOffsets(ctx, topics...)
+	ends, err := listEnds(ctx, adm, committed, topics...)
 	if err != nil {
 		return err
 	}
@@ -225,7 +238,7 @@ func readRangeKnown(ctx context.Context, co kafkaclient.Options, adm *kadm.Clien
 			full[o.Topic][o.Partition] = 1<<62 - 1
 		}
 	})
-	return readRange(ctx, co, adm, full, fn)
+	return readRange(ctx, co, adm, full, committed, fn)
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -14,8 +14,11 @@ import (
 // readRange reads every record of the given topics from the given start
 // offsets (nil map for a topic: every partition from its start) up to the
 // end offsets at the time of the call, calling fn in offset order per
-// partition. co builds a short-lived consumer client.
-func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, fn func(*kgo.Record)) error {
+// partition. co builds a short-lived consumer client. committed reads
+// with read_committed up to the last stable offsets: records of aborted
+// transactions are skipped, and the control records (kept by the client
+// so the range's end is reached without idle polls) are not passed to fn.
+func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, committed bool, fn func(*kgo.Record)) error {
 	if len(from) == 0 {
 		return nil
 	}
@@ -23,7 +26,7 @@ func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, fr
 	for t := range from {
 		topics = append(topics, t)
 	}
-	ends, err := adm.ListEndOffsets(ctx, topics...)
+	ends, err := listEnds(ctx, adm, committed, topics...)
 	if err != nil {
 		return fmt.Errorf("listing end offsets of %v: %w", topics, err)
 	}
@@ -60,8 +63,11 @@ func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, fr
 	if len(want) == 0 {
 		return nil
 	}
-	cl, err := kafkaclient.New(co,
-		kgo.ConsumePartitions(offs), kgo.FetchMaxBytes(32<<20), kgo.FetchMaxWait(200*time.Millisecond))
+	copts := []kgo.Opt{kgo.ConsumePartitions(offs), kgo.FetchMaxBytes(32 << 20), kgo.FetchMaxWait(200 * time.Millisecond)}
+	if committed {
+		copts = append(copts, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	}
+	cl, err := kafkaclient.New(co, copts...)
 	if err != nil {
 		return err
 	}
@@ -90,7 +96,9 @@ func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, fr
 					continue
 				}
 				n++
-				fn(r)
+				if !r.Attrs.IsControl() {
+					fn(r)
+				}
 				if r.Offset+1 >= end {
 					delete(want[r.Topic], r.Partition)
 					if len(want[r.Topic]) == 0 {
@@ -100,8 +108,12 @@ func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, fr
 			}
 			// A partition whose end is a control record or compacted away
 			// reports a high watermark we have reached.
-			if w, ok := want[p.Topic][p.Partition]; ok && p.HighWatermark <= w && len(p.Records) > 0 &&
-				p.Records[len(p.Records)-1].Offset+1 >= p.HighWatermark {
+			hw := p.HighWatermark
+			if committed {
+				hw = p.LastStableOffset
+			}
+			if w, ok := want[p.Topic][p.Partition]; ok && hw <= w && len(p.Records) > 0 &&
+				p.Records[len(p.Records)-1].Offset+1 >= hw {
 				delete(want[p.Topic], p.Partition)
 				if len(want[p.Topic]) == 0 {
 					delete(want, p.Topic)
@@ -119,4 +131,14 @@ func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, fr
 		}
 	}
 	return nil
+}
+
+// listEnds lists the end offsets of topics: the last stable offsets when
+// committed (what a read_committed consumer can reach), else the high
+// watermarks.
+func listEnds(ctx context.Context, adm *kadm.Client, committed bool, topics ...string) (kadm.ListedOffsets, error) {
+	if committed {
+		return adm.ListCommittedOffsets(ctx, topics...)
+	}
+	return adm.ListEndOffsets(ctx, topics...)
 }

@@ -42,6 +42,21 @@ type SourceOptions struct {
 	StopTimeout time.Duration
 	// Backoff paces retries of retriable Poll errors (default DefaultBackoff).
 	Backoff *Backoff
+	// ExactlyOnce writes the records of each commit interval and the
+	// source positions they reach in one Kafka transaction (Kafka
+	// Connect's exactly.once.support, KIP-618; source_txn.go): a task
+	// killed mid-interval leaves an open transaction that its restart
+	// fences and aborts, and it resumes from positions read with
+	// read_committed, so read_committed consumers see each record once.
+	ExactlyOnce bool
+	// TransactionalID is the producer's transactional.id when ExactlyOnce
+	// (default "weir-source-<name>"). It must be stable across restarts
+	// and unique per task: a restarted task fences its zombie by it.
+	TransactionalID string
+	// TransactionTimeout is the producer's transaction.timeout.ms when
+	// ExactlyOnce (default 60s): the coordinator aborts a transaction
+	// open longer (a hung task's).
+	TransactionTimeout time.Duration
 }
 
 // pending is one produced record and its source position. rec is the
@@ -97,6 +112,8 @@ type sourceTask struct {
 	popts   []kgo.Opt
 	aloneMu sync.Mutex  // one produceAlone at a time
 	alone   *kgo.Client // produceAlone's client, made on first use
+
+	txn txnState // exactly-once mode (source_txn.go)
 }
 
 func (t *sourceTask) Name() string        { return t.name }
@@ -129,6 +146,16 @@ func (rt *Runtime) RunSource(ctx context.Context, name string, src Source, opts 
 	if opts.Backoff == nil {
 		opts.Backoff = &DefaultBackoff
 	}
+	if opts.ExactlyOnce && opts.TransactionalID == "" {
+		opts.TransactionalID = "weir-source-" + name
+	}
+	if opts.TransactionTimeout <= 0 {
+		opts.TransactionTimeout = 60 * time.Second
+	}
+	if opts.ExactlyOnce && opts.CommitInterval >= opts.TransactionTimeout {
+		return fmt.Errorf("%w: source connector %q: the commit interval (%v) must be shorter than the transaction timeout (%v)",
+			ErrConfig, name, opts.CommitInterval, opts.TransactionTimeout)
+	}
 	t := &sourceTask{rt: rt, name: name, opts: opts, src: src, log: rt.logger(name), m: rt.metrics(name),
 		sps: map[string]*spState{}, marks: scanMarks{}, maxAcked: map[string]map[int32]int64{}}
 	t.pctx, t.pcancel = context.WithCancel(context.Background())
@@ -155,6 +182,10 @@ func (rt *Runtime) RunSource(ctx context.Context, name string, src Source, opts 
 		popts = append(popts, kgo.ProducerBatchCompression(kgo.NoCompression()))
 	}
 	t.popts = popts
+	if opts.ExactlyOnce {
+		t.txn.on = true
+		popts = append(slices.Clip(popts), kgo.TransactionalID(opts.TransactionalID), kgo.TransactionTimeout(opts.TransactionTimeout))
+	}
 	cl, err := kafkaclient.New(rt.client(), popts...)
 	if err != nil {
 		return fmt.Errorf("source connector %q: client: %w", name, err)
@@ -201,7 +232,14 @@ func (t *sourceTask) start(ctx context.Context) error {
 	if err := ensureTopic(ctx, t.adm, otopic, 1, map[string]*string{"cleanup.policy": &compact}); err != nil {
 		return err
 	}
-	restored, err := restorePositions(ctx, t.rt.client(), t.adm, otopic, t.name)
+	if t.txn.on {
+		// Fence a zombie of this task and abort its open transaction
+		// before reading positions (Kafka Connect's initTransactions).
+		if err := t.fence(); err != nil {
+			return err
+		}
+	}
+	restored, err := restorePositions(ctx, t.rt.client(), t.adm, otopic, t.name, t.txn.on)
 	if err != nil {
 		return err
 	}
@@ -215,7 +253,7 @@ func (t *sourceTask) start(ctx context.Context) error {
 	if err := t.addTopic(ctx, t.opts.Topic); err != nil {
 		return err
 	}
-	t.log.Info("source starting", zap.Int("restored_positions", len(positions)))
+	t.log.Info("source starting", zap.Int("restored_positions", len(positions)), zap.Bool("exactly_once", t.txn.on))
 	return t.src.Open(ctx, t, positions)
 }
 
@@ -395,7 +433,10 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 		p.pos = sr.Position
 		p.push = sr.push
 		pctx := ctx
-		if sr.push != nil {
+		if sr.push != nil || t.txn.on {
+			// Pushed records, and every record of a transaction, outlive
+			// ctx until the final flush (a record failed by ctx would
+			// abort the transaction).
 			pctx = t.pctx
 		}
 		var hs []kgo.RecordHeader
@@ -418,9 +459,13 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 			hs = sr.Headers
 		}
 		p.rec = kgo.Record{Topic: topic, Key: sr.Key, Value: sr.Value, Headers: hs, Timestamp: sr.Timestamp}
+		t.txn.produced++
 		n := len(sr.Key) + len(sr.Value)
 		t.m.RecordsIn.Inc()
 		t.m.BytesIn.Add(float64(n))
+		if t.txn.on {
+			t.txn.promises.Add(1)
+		}
 		if t.cl.BufferedProduceBytes() >= t.opts.MaxBufferedBytes {
 			t.m.Paused.Set(1)
 			t.cl.Produce(pctx, &p.rec, t.promise)
@@ -435,6 +480,9 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 
 func (t *sourceTask) promise(r *kgo.Record, err error) {
 	p := (*pending)(unsafe.Pointer(r))
+	if t.txn.on {
+		defer t.txn.promises.Done()
+	}
 	if err != nil {
 		t.failed(p, err)
 		return
@@ -443,8 +491,20 @@ func (t *sourceTask) promise(r *kgo.Record, err error) {
 	t.m.BytesOut.Add(float64(len(r.Key) + len(r.Value)))
 	t.acked(p, r.Offset)
 	if p.push != nil {
-		p.push.settle(fateStored, nil)
+		t.settle(p.push, fateStored, nil)
 	}
+}
+
+// settle tells a pushed record's fate, at once, or in exactly-once mode
+// when its transaction ends (a sender is answered only after the commit).
+func (t *sourceTask) settle(b *pushBatch, f fate, err error) {
+	if t.txn.on {
+		t.mu.Lock()
+		t.txn.settles = append(t.txn.settles, txnSettle{b, f, err})
+		t.mu.Unlock()
+		return
+	}
+	b.settle(f, err)
 }
 
 func (t *sourceTask) acked(p *pending, offset int64) {
@@ -484,13 +544,21 @@ func (t *sourceTask) acked(p *pending, offset int64) {
 // it unacknowledged (read again after restart); a refusal by the broker
 // sends it to the dead-letter topic, and only that write acknowledges it.
 func (t *sourceTask) failed(p *pending, err error) {
+	if t.txn.on && !recordRefusal(err) {
+		// The transaction cannot commit without this record.
+		t.txnFailed(fmt.Errorf("producing to %s: %w", p.rec.Topic, err))
+		if p.push != nil {
+			p.push.settle(fateFailed, err)
+		}
+		return
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, kgo.ErrClientClosed) {
 		if p.push != nil {
 			p.push.settle(fateFailed, err)
 		}
 		return
 	}
-	if !p.alone && (errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)) {
+	if !p.alone && !t.txn.on && (errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)) {
 		// The refusal may be the batch's: records that fit share a batch
 		// with one that does not. franz-go does not split the batch as
 		// Kafka's Java producer does, so each record is tried alone.
@@ -533,7 +601,7 @@ func (t *sourceTask) failed(p *pending, err error) {
 		t.m.DeadLetters.Inc()
 		t.acked(p, -1)
 		if p.push != nil {
-			p.push.settle(fateDeadLettered, err)
+			t.settle(p.push, fateDeadLettered, err)
 		}
 	})
 }
@@ -566,21 +634,37 @@ func spName(p *pending) string {
 }
 
 // commit stores the positions covered since the last commit and the
-// scan marks, then tells a Committer source.
+// scan marks, then tells a Committer source. In exactly-once mode it
+// commits the open transaction with them (commitTxn).
 func (t *sourceTask) commit(ctx context.Context) error {
-	t.mu.Lock()
-	var recs []*kgo.Record
-	type done struct {
-		sp  *spState
-		seq uint64
+	if t.txn.on {
+		return t.commitTxn(ctx)
 	}
-	var stored []done
-	committed := map[string][]byte{}
+	recs, stored, committed := t.positionRecords()
+	if err := t.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("storing positions in %s: %w", t.rt.offsetsTopic(), err)
+	}
+	t.positionsStored(stored, committed)
+	return nil
+}
+
+// storedSeq is a source partition's seq written by a commit.
+type storedSeq struct {
+	sp  *spState
+	seq uint64
+}
+
+// positionRecords builds the offsets topic records of a commit: the
+// positions covered since the last one and the scan marks.
+func (t *sourceTask) positionRecords() (recs []*kgo.Record, stored []storedSeq, committed map[string][]byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	committed = map[string][]byte{}
 	for _, sp := range t.sps {
 		if sp.covered.Seq > sp.storedSeq || (sp.storedSeq == 0 && sp.covered.Seq > 0) {
 			v, _ := jsonMarshal(sp.covered)
 			recs = append(recs, &kgo.Record{Topic: t.rt.offsetsTopic(), Key: positionKey(t.name, sp.name), Value: v})
-			stored = append(stored, done{sp, sp.covered.Seq})
+			stored = append(stored, storedSeq{sp, sp.covered.Seq})
 			committed[sp.name] = sp.covered.Pos
 		}
 	}
@@ -602,13 +686,14 @@ func (t *sourceTask) commit(ctx context.Context) error {
 		}
 	}
 	recs = append(recs, &kgo.Record{Topic: t.rt.offsetsTopic(), Key: scanKey(t.name), Value: encodeScan(t.marks)})
-	t.mu.Unlock()
 	for _, r := range recs {
 		partition.Set(r, 0)
 	}
-	if err := t.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		return fmt.Errorf("storing positions in %s: %w", t.rt.offsetsTopic(), err)
-	}
+	return recs, stored, committed
+}
+
+// positionsStored records that a commit stored positions.
+func (t *sourceTask) positionsStored(stored []storedSeq, committed map[string][]byte) {
 	t.mu.Lock()
 	for _, d := range stored {
 		if d.seq > d.sp.storedSeq {
@@ -620,5 +705,4 @@ func (t *sourceTask) commit(ctx context.Context) error {
 	if c, ok := t.src.(Committer); ok && len(committed) > 0 {
 		c.Committed(committed)
 	}
-	return nil
 }

@@ -22,7 +22,8 @@ import (
 // position = big-endian i, until limit records per partition.
 type counterSource struct {
 	parts, limit int
-	big          map[int]int // record index → value size override
+	big          map[int]int   // record index → value size override
+	pace         time.Duration // a pause before each Poll's records (0: none)
 
 	mu        sync.Mutex
 	next      []uint64
@@ -44,6 +45,13 @@ func (s *counterSource) Open(_ context.Context, sc SourceContext, restored map[s
 }
 
 func (s *counterSource) Poll(ctx context.Context, buf []SourceRecord) ([]SourceRecord, error) {
+	if s.pace > 0 {
+		select {
+		case <-ctx.Done():
+			return buf, nil
+		case <-time.After(s.pace):
+		}
+	}
 	for i := 0; i < s.parts; i++ {
 		for k := 0; k < 7 && s.next[i] < uint64(s.limit); k++ {
 			n := s.next[i]

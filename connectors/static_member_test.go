@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/connectors/internal/eostest"
 	"weir/internal/kafkaclient"
 )
 
@@ -36,7 +37,13 @@ func TestMain(m *testing.M) {
 		staticChildMain()
 		return
 	}
-	os.Exit(m.Run())
+	if os.Getenv(eosChildEnv) != "" {
+		eosChildMain()
+		return
+	}
+	code := m.Run()
+	eostest.Stop()
+	os.Exit(code)
 }
 
 // staticChildMain runs a static sink task writing to a file until killed.

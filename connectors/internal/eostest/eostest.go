@@ -1,0 +1,188 @@
+// Package eostest is what the exactly-once source tests share: one real
+// Apache Kafka 4.4 per test process (internal/kafkapeer, started on first
+// use, stopped by Stop from TestMain), to prove the transactional logic
+// against the reference broker; Brokers, the brokers a test runs against
+// (Apache Kafka, and weir's test broker once it answers transactional
+// requests); and ReadCommitted, a read_committed reader of a topic.
+package eostest
+
+import (
+	"context"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/brokertest/testbroker"
+	"weir/broker/tlsconf/tlstest"
+	"weir/internal/kafkaclient"
+	"weir/internal/kafkapeer"
+)
+
+var (
+	once  sync.Once
+	kafka *kafkapeer.Kafka
+	dir   string
+	err   error
+)
+
+// Kafka returns the address (PLAINTEXT) of the process's Apache Kafka
+// 4.4, starting it on first use; it fails t when Kafka cannot run here.
+func Kafka(t testing.TB) string {
+	t.Helper()
+	if why := kafkapeer.Available(); why != "" {
+		t.Fatal(why)
+	}
+	once.Do(func() {
+		dir, err = os.MkdirTemp("", "eostest-kafka-")
+		if err != nil {
+			return
+		}
+		ca := tlstest.NewCA(t, "eostest CA")
+		srv := ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "kafka"}})
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		kafka, err = kafkapeer.Start(ctx, kafkapeer.Options{Dir: dir, KeyStore: tlstest.Write(t, dir, "kafka.pem", srv.KeyStore())})
+	})
+	if err != nil {
+		t.Fatalf("starting Apache Kafka: %v", err)
+	}
+	return kafka.Plaintext
+}
+
+// Stop stops the Apache Kafka started by Kafka, if any (call it from
+// TestMain after m.Run).
+func Stop() {
+	if kafka != nil {
+		kafka.Stop()
+	}
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+}
+
+// Target is a broker an exactly-once test runs against.
+type Target struct {
+	Name string
+	Addr string
+	// Weir is the test broker when Name is "weir" (nil for Kafka).
+	Weir *testbroker.Broker
+}
+
+// Brokers returns Apache Kafka and, when it supports transactions, a
+// fresh weir test broker; weir's absence is logged (t.Log), so a run
+// shows which brokers were tested.
+func Brokers(t *testing.T, opts ...testbroker.Option) []Target {
+	t.Helper()
+	out := []Target{{Name: "kafka", Addr: Kafka(t)}}
+	b := testbroker.Start(t, opts...)
+	if err := SupportsTransactions(b.Addr); err != nil {
+		t.Logf("not running against weir: it does not support transactions yet: %v", err)
+		return out
+	}
+	return append(out, Target{Name: "weir", Addr: b.Addr, Weir: b})
+}
+
+// SupportsTransactions asks the broker at addr for a transactional
+// producer id (InitProducerId with a fresh transactional id, as a
+// transactional producer's first request) and returns why it cannot
+// have one (nil when it can).
+func SupportsTransactions(addr string) error {
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	id := fmt.Sprintf("eostest-probe-%d", time.Now().UnixNano())
+	for {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID = &id
+		req.TransactionTimeoutMillis = 10000
+		req.ProducerID, req.ProducerEpoch = -1, -1
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		if err == nil || !kerr.IsRetriable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// ReadCommitted reads topic with read_committed from its start up to its
+// last stable offsets at the time of the call: what a read_committed
+// consumer sees (no aborted record, no control record).
+func ReadCommitted(t testing.TB, addr, topic string) []*kgo.Record {
+	t.Helper()
+	recs, err := readCommitted(addr, topic)
+	if err != nil {
+		t.Fatalf("eostest: reading %s read_committed: %v", topic, err)
+	}
+	return recs
+}
+
+func readCommitted(addr, topic string) ([]*kgo.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}})
+	if err != nil {
+		return nil, err
+	}
+	defer adm.Close()
+	ends, err := kadm.NewClient(adm).ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	want := map[int32]int64{}
+	offs := map[int32]kgo.Offset{}
+	var lerr error
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			lerr = errors.Join(lerr, fmt.Errorf("partition %d: %w", o.Partition, o.Err))
+		} else if o.Offset > 0 {
+			want[o.Partition] = o.Offset
+			offs[o.Partition] = kgo.NewOffset().AtStart()
+		}
+	})
+	if lerr != nil || len(want) == 0 {
+		return nil, lerr
+	}
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}},
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}), kgo.FetchMaxBytes(64<<20),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	var out []*kgo.Record
+	for len(want) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%w (still waiting on partition → end %v)", err, want)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			end, ok := want[r.Partition]
+			if !ok || r.Offset >= end {
+				return
+			}
+			if !r.Attrs.IsControl() {
+				out = append(out, r)
+			}
+			if r.Offset+1 >= end {
+				delete(want, r.Partition)
+			}
+		})
+	}
+	return out, nil
+}

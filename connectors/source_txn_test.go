@@ -1,0 +1,263 @@
+package connectors
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"weir/broker/brokertest/testbroker"
+	"weir/connectors/internal/eostest"
+	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
+)
+
+// eosChildEnv holds the JSON eosChildConfig of an exactly-once counter
+// source run in a re-executed test binary (see TestMain).
+const eosChildEnv = "WEIR_CONNECTORS_EOS_CHILD"
+
+type eosChildConfig struct {
+	Broker, Topic string
+	Parts, Limit  int
+}
+
+// eosChildMain runs an exactly-once counter source until killed.
+func eosChildMain() {
+	var cc eosChildConfig
+	if err := json.Unmarshal([]byte(os.Getenv(eosChildEnv)), &cc); err != nil {
+		fmt.Fprintln(os.Stderr, "child config:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	lg, _ := zap.NewDevelopment()
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{cc.Broker}}, Logger: lg}
+	src := &counterSource{parts: cc.Parts, limit: cc.Limit, pace: time.Millisecond}
+	if err := rt.RunSource(ctx, "counter", src, SourceOptions{Topic: cc.Topic, ExactlyOnce: true, CommitInterval: 300 * time.Millisecond}); err != nil {
+		fmt.Fprintln(os.Stderr, "source:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// committedValues returns the record values of topic per key, in offset
+// order, as a read_committed consumer sees them.
+func committedValues(t *testing.T, addr, topic string) map[string][]string {
+	out := map[string][]string{}
+	for _, r := range eostest.ReadCommitted(t, addr, topic) {
+		out[string(r.Key)] = append(out[string(r.Key)], string(r.Value))
+	}
+	return out
+}
+
+func createTopic(t *testing.T, addr, topic string, partitions int32) {
+	t.Helper()
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("creating %s: %v", topic, err)
+	}
+}
+
+// An exactly-once source stores positions and records in transactions:
+// a restart resumes after the committed positions, a refused record is
+// dead-lettered inside the transaction, and a read_committed consumer
+// sees every record once, in order.
+func TestExactlyOnceSourceRestores(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Apache Kafka")
+	}
+	for _, tb := range eostest.Brokers(t) {
+		t.Run(tb.Name, func(t *testing.T) {
+			topic, offsets := "eos-dst-"+t.Name()[strings.LastIndexByte(t.Name(), '/')+1:], "eos-offsets-"+tb.Name
+			createTopic(t, tb.Addr, topic, 3)
+			rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{tb.Addr}}, Logger: zap.NewNop(), OffsetsTopic: offsets}
+			opts := SourceOptions{Topic: topic, CommitInterval: 50 * time.Millisecond, ExactlyOnce: true}
+			src := &counterSource{parts: 3, limit: 200, big: map[int]int{17: 2 << 20}}
+			runSource(t, rt, src, opts)
+			if len(src.restored) != 0 {
+				t.Fatalf("first run restored %v", src.restored)
+			}
+			src2 := &counterSource{parts: 3, limit: 300}
+			runSource(t, rt, src2, opts)
+			for i := 0; i < 3; i++ {
+				if p := src2.restored[fmt.Sprintf("sp%d", i)]; len(p) != 8 || binary.BigEndian.Uint64(p) != 199 {
+					t.Fatalf("restored sp%d = %x, want 199", i, p)
+				}
+			}
+			got := committedValues(t, tb.Addr, topic)
+			// sp0's record 17 is too large: dead-lettered, in the transaction.
+			if len(got["sp0"]) != 299 || got["sp0"][17] != "sp0-18" {
+				t.Fatalf("sp0: %d records (want 299 without record 17)", len(got["sp0"]))
+			}
+			got["sp0"] = append(append(got["sp0"][:17:17], "sp0-17"), got["sp0"][17:]...)
+			checkExactlyOnce(t, got, 3, 300)
+			dl := eostest.ReadCommitted(t, tb.Addr, deadletter.Topic("counter"))
+			if len(dl) != 1 || !strings.HasPrefix(string(dl[0].Value), "sp0-17") {
+				t.Fatalf("%d dead letters, want sp0-17", len(dl))
+			}
+			if n := len(eostest.ReadCommitted(t, tb.Addr, offsets)); n == 0 {
+				t.Fatal("no committed position in the offsets topic")
+			}
+		})
+	}
+}
+
+// A zombie of the task (a producer with the task's transactional id)
+// left records and positions in an open transaction: the task's start
+// fences it and aborts the transaction, restores the committed positions
+// (not the zombie's), and the zombie cannot commit afterwards.
+func TestExactlyOnceSourceFencesZombie(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Apache Kafka")
+	}
+	for _, tb := range eostest.Brokers(t) {
+		t.Run(tb.Name, func(t *testing.T) {
+			topic, offsets := "zombie-dst", "zombie-offsets"
+			createTopic(t, tb.Addr, topic, 2)
+			rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{tb.Addr}}, OffsetsTopic: offsets}
+			opts := SourceOptions{Topic: topic, CommitInterval: 50 * time.Millisecond, ExactlyOnce: true}
+			runSource(t, rt, &counterSource{parts: 2, limit: 50}, opts)
+
+			zombie, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{tb.Addr}}, kgo.TransactionalID("weir-source-counter"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer zombie.Close()
+			if err := zombie.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			var recs []*kgo.Record
+			for n := 50; n < 80; n++ {
+				recs = append(recs, &kgo.Record{Topic: topic, Key: []byte("sp0"), Value: []byte(fmt.Sprintf("sp0-%d", n)),
+					Headers: []kgo.RecordHeader{{Key: SourceHeader, Value: appendSourceHeader(nil, "counter", "sp0", uint64(n+1), binary.BigEndian.AppendUint64(nil, uint64(n)))}}})
+			}
+			v, _ := json.Marshal(storedPos{Seq: 80, Pos: binary.BigEndian.AppendUint64(nil, 79)})
+			pos := &kgo.Record{Topic: offsets, Key: positionKey("counter", "sp0"), Value: v}
+			ctx := context.Background()
+			if err := zombie.ProduceSync(ctx, append(recs, pos)...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+
+			src2 := &counterSource{parts: 2, limit: 100}
+			runSource(t, rt, src2, opts)
+			if p := src2.restored["sp0"]; binary.BigEndian.Uint64(p) != 49 {
+				t.Fatalf("restored sp0 = %d, want 49 (the zombie's 79 was never committed)", binary.BigEndian.Uint64(p))
+			}
+			checkExactlyOnce(t, committedValues(t, tb.Addr, topic), 2, 100)
+			err = zombie.EndTransaction(ctx, kgo.TryCommit)
+			if err == nil {
+				t.Fatal("the fenced zombie committed its transaction")
+			}
+			t.Logf("zombie's commit: %v", err)
+			for _, want := range []error{kerr.ProducerFenced, kerr.InvalidProducerEpoch, kerr.InvalidTxnState, kerr.TransactionAbortable} {
+				if strings.Contains(err.Error(), want.Error()) {
+					return
+				}
+			}
+			t.Fatalf("zombie's commit failed with %v, want a fencing error", err)
+		})
+	}
+}
+
+// An exactly-once counter source in a child process is killed -9 twice
+// mid-stream: read_committed, the topic holds every record exactly once,
+// in order, while the log also holds the aborted records of the kills.
+func TestExactlyOnceSourceKillDashNine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Apache Kafka and kills child processes")
+	}
+	for _, tb := range eostest.Brokers(t) {
+		t.Run(tb.Name, func(t *testing.T) {
+			const parts, limit = 4, 40_000
+			topic := "kill-dst"
+			createTopic(t, tb.Addr, topic, 3)
+			logDir := t.TempDir()
+			start := func(n int) *exec.Cmd {
+				cfg, _ := json.Marshal(eosChildConfig{Broker: tb.Addr, Topic: topic, Parts: parts, Limit: limit})
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), eosChildEnv+"="+string(cfg))
+				f, err := os.Create(filepath.Join(logDir, fmt.Sprintf("child%d.log", n)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmd.Stderr, cmd.Stdout = f, f
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); f.Close() })
+				return cmd
+			}
+			cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{tb.Addr}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			adm := kadm.NewClient(cl)
+			written := func() int64 { // every record in the log, aborted ones too
+				ends, err := adm.ListEndOffsets(context.Background(), topic)
+				if err != nil {
+					return -1
+				}
+				var n int64
+				ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+				return n
+			}
+			child := start(0)
+			for kill := 1; kill <= 2; kill++ {
+				target := int64(kill * parts * limit / 3)
+				testbroker.CheckFor(t, 120*time.Second, func() error {
+					if n := written(); n < target {
+						return fmt.Errorf("%d records in the log, waiting for %d before kill -9", n, target)
+					}
+					return nil
+				})
+				child.Process.Signal(syscall.SIGKILL)
+				child.Wait()
+				t.Logf("killed the source with -9 at %d records in the log", written())
+				child = start(kill)
+			}
+			var got map[string][]string
+			testbroker.CheckFor(t, 180*time.Second, func() error {
+				got = committedValues(t, tb.Addr, topic)
+				for i := 0; i < parts; i++ {
+					if n := len(got[fmt.Sprintf("sp%d", i)]); n < limit {
+						return fmt.Errorf("sp%d: %d of %d records committed", i, n, limit)
+					}
+				}
+				return nil
+			})
+			child.Process.Signal(syscall.SIGTERM)
+			if err := child.Wait(); err != nil {
+				t.Errorf("child exit: %v (logs in %s)", err, logDir)
+			}
+			got = committedValues(t, tb.Addr, topic)
+			checkExactlyOnce(t, got, parts, limit)
+			// The log holds more than the committed records plus markers:
+			// the kills left transactions that were aborted.
+			t.Logf("%d records in the log (data, aborted data and markers) for %d committed", written(), parts*limit)
+		})
+	}
+}
