@@ -12,7 +12,9 @@
 // blocks of settings in blocks.go; RegistryConfigField, the Avro kinds'
 // schema_registry_config opened by kafkaclient.OpenRegistry), the tasks
 // that run them against a broker over the Kafka protocol (franz-go), source
-// positions stored in a compacted offsets topic, sink progress as
+// positions stored in a compacted offsets topic (offsets.go; exactly-once
+// sources, KIP-618 style, write records and positions in one Kafka
+// transaction per commit interval: source_txn.go), sink progress as
 // consumer-group offsets committed after Sink.Flush, retries with
 // exponential backoff and jitter, per-connector dead-letter topics, and the
 // per-connector metrics (metrics.go). Optional capabilities are separate
