@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 
@@ -87,9 +88,12 @@ type event struct {
 	Fields        map[string]any
 }
 
-func (e *env) events(topic string) []event {
+func (e *env) events(topic string) []event { return e.decode(e.b.ReadAll(topic)) }
+
+// decode decodes records of the file source.
+func (e *env) decode(recs []*kgo.Record) []event {
 	var out []event
-	for _, r := range e.b.ReadAll(topic) {
+	for _, r := range recs {
 		_, v, err := e.serd.Decode(context.Background(), r.Value)
 		if err != nil {
 			e.t.Fatalf("record %d: %v", r.Offset, err)
