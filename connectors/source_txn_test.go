@@ -20,9 +20,9 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/brokertest/testbroker"
-	"weir/connectors/internal/eostest"
 	"weir/internal/deadletter"
 	"weir/internal/kafkaclient"
+	"weir/internal/txntest"
 )
 
 // eosChildEnv holds the JSON eosChildConfig of an exactly-once counter
@@ -57,7 +57,7 @@ func eosChildMain() {
 // order, as a read_committed consumer sees them.
 func committedValues(t *testing.T, addr, topic string) map[string][]string {
 	out := map[string][]string{}
-	for _, r := range eostest.ReadCommitted(t, addr, topic) {
+	for _, r := range txntest.ReadCommitted(t, addr, topic) {
 		out[string(r.Key)] = append(out[string(r.Key)], string(r.Value))
 	}
 	return out
@@ -89,7 +89,7 @@ func TestExactlyOnceSourceRestores(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Apache Kafka")
 	}
-	for _, tb := range eostest.Brokers(t) {
+	for _, tb := range txntest.Brokers(t) {
 		t.Run(tb.Name, func(t *testing.T) {
 			topic, offsets := "eos-dst-"+t.Name()[strings.LastIndexByte(t.Name(), '/')+1:], "eos-offsets-"+tb.Name
 			createTopic(t, tb.Addr, topic, 3)
@@ -114,11 +114,11 @@ func TestExactlyOnceSourceRestores(t *testing.T) {
 			}
 			got["sp0"] = append(append(got["sp0"][:17:17], "sp0-17"), got["sp0"][17:]...)
 			checkExactlyOnce(t, got, 3, 300)
-			dl := eostest.ReadCommitted(t, tb.Addr, deadletter.Topic("counter"))
+			dl := txntest.ReadCommitted(t, tb.Addr, deadletter.Topic("counter"))
 			if len(dl) != 1 || !strings.HasPrefix(string(dl[0].Value), "sp0-17") {
 				t.Fatalf("%d dead letters, want sp0-17", len(dl))
 			}
-			if n := len(eostest.ReadCommitted(t, tb.Addr, offsets)); n == 0 {
+			if n := len(txntest.ReadCommitted(t, tb.Addr, offsets)); n == 0 {
 				t.Fatal("no committed position in the offsets topic")
 			}
 		})
@@ -133,7 +133,7 @@ func TestExactlyOnceSourceFencesZombie(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Apache Kafka")
 	}
-	for _, tb := range eostest.Brokers(t) {
+	for _, tb := range txntest.Brokers(t) {
 		t.Run(tb.Name, func(t *testing.T) {
 			topic, offsets := "zombie-dst", "zombie-offsets"
 			createTopic(t, tb.Addr, topic, 2)
@@ -189,7 +189,7 @@ func TestExactlyOnceSourceKillDashNine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Apache Kafka and kills child processes")
 	}
-	for _, tb := range eostest.Brokers(t) {
+	for _, tb := range txntest.Brokers(t) {
 		t.Run(tb.Name, func(t *testing.T) {
 			const parts, limit = 4, 40_000
 			topic := "kill-dst"

@@ -20,8 +20,8 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/brokertest/testbroker"
-	"weir/connectors/internal/eostest"
 	"weir/internal/kafkaclient"
+	"weir/internal/txntest"
 )
 
 // staticChildEnv holds the JSON staticChildConfig of a sink task run in a
@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	eostest.Stop()
+	txntest.Stop()
 	os.Exit(code)
 }
 

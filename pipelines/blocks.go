@@ -341,6 +341,17 @@ func (l *loader) stringAttr(a *hcl.Attribute) (string, hcl.Diagnostics) {
 	return v.AsString(), diags
 }
 
+func (l *loader) boolAttr(a *hcl.Attribute) (bool, hcl.Diagnostics) {
+	v, diags := l.value(a.Expr)
+	if diags.HasErrors() {
+		return false, diags
+	}
+	if v.IsNull() || v.Type() != cty.Bool {
+		return false, append(diags, typeDiag(a, "true or false", v))
+	}
+	return v.True(), diags
+}
+
 func (l *loader) intAttr(a *hcl.Attribute, min, max int64) (int64, hcl.Diagnostics) {
 	v, diags := l.value(a.Expr)
 	if diags.HasErrors() {

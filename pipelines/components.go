@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -28,6 +29,10 @@ const (
 	metaGroup      = "group"
 	metaBalancer   = "balancer"
 	metaInstanceID = "instance_id"
+	// metaExactlyOnce makes a source write its records and positions in
+	// one Kafka transaction per commit (Kafka Connect's
+	// exactly.once.support, KIP-618).
+	metaExactlyOnce = "exactly_once"
 	// registrySetting is filled with the run's schema registry URL when a
 	// kind declares it and the block leaves it unset.
 	registrySetting = "schema_registry"
@@ -42,6 +47,7 @@ func MetaSettings(typ string) []connectors.Field {
 		return []connectors.Field{
 			{Name: metaTopic, Type: connectors.String, Required: true, Doc: "the topic the source writes its records to: topic.<name> or a topic name"},
 			{Name: metaTransforms, Type: connectors.StringList, Doc: "names of transform blocks whose steps run over each record, before the step blocks written inside the source"},
+			{Name: metaExactlyOnce, Type: connectors.Bool, Default: false, Doc: "write each commit interval's records and the source positions they reach in one Kafka transaction (Kafka Connect's exactly.once.support): after a crash the source resumes from the last committed positions and consumers reading with isolation.level=read_committed see each record once; a push source (http, syslog) answers senders only once their records are committed"},
 		}
 	}
 	return []connectors.Field{
@@ -108,7 +114,7 @@ func connectorSchema(k *connectors.Kind, source bool) *hcl.BodySchema {
 	s := &hcl.BodySchema{}
 	if source {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: metaTopic, Required: true},
-			hcl.AttributeSchema{Name: metaTransforms})
+			hcl.AttributeSchema{Name: metaTransforms}, hcl.AttributeSchema{Name: metaExactlyOnce})
 		s.Blocks = stepBlocks()
 	} else {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: metaFrom, Required: true},
@@ -117,7 +123,7 @@ func connectorSchema(k *connectors.Kind, source bool) *hcl.BodySchema {
 	}
 	s.Blocks = append(slices.Clip(s.Blocks), nestedBlockTypes(k)...)
 	for _, f := range k.Spec.Fields {
-		if source && f.Name == metaTopic {
+		if source && (f.Name == metaTopic || f.Name == metaExactlyOnce) {
 			continue
 		}
 		if !source && (f.Name == metaFrom || f.Name == metaGroup || f.Name == metaBalancer || f.Name == metaInstanceID) {
@@ -308,13 +314,18 @@ func (l *loader) decodeSource(b *hcl.Block) (*Source, hcl.Diagnostics) {
 			}
 		}
 	}
+	if a, ok := c.Attributes[metaExactlyOnce]; ok {
+		eo, d := l.boolAttr(a)
+		diags = append(diags, d...)
+		s.ExactlyOnce = eo
+	}
 	nested, steps := splitNested(k, c)
 	nraw, nb, d := l.decodeNested(b, k, nested)
 	diags = append(diags, d...)
 	for n, v := range nraw {
 		extra[n] = v
 	}
-	raw, cfg, d := l.decodeSettings(b, k, c, extra, metaTopic, metaTransforms)
+	raw, cfg, d := l.decodeSettings(b, k, c, extra, metaTopic, metaTransforms, metaExactlyOnce)
 	diags = append(diags, l.blockDiags(b, k, raw, d, nb)...)
 	s.Raw, s.Config = raw, cfg
 	if cfg != nil {
@@ -328,7 +339,8 @@ func (l *loader) decodeSource(b *hcl.Block) (*Source, hcl.Diagnostics) {
 	for _, a := range c.Attributes {
 		l.refEdges(s.ID(), a, metaTopic)
 	}
-	s.Hash = l.hashOf("source", k.Name, rawJSON(raw), s.Topic, l.topicHash(s.Topic), string(l.srcBytes(bodyRange(b))), l.transformsText(c), strings.Join(routes, ","))
+	s.Hash = l.hashOf("source", k.Name, rawJSON(raw), s.Topic, l.topicHash(s.Topic), string(l.srcBytes(bodyRange(b))), l.transformsText(c), strings.Join(routes, ","),
+		strconv.FormatBool(s.ExactlyOnce))
 	return s, diags
 }
 

@@ -131,6 +131,9 @@ type Source struct {
 	// BlockTopics are the topics the source writes for its nested
 	// blocks (a mysql source's tables), in order (srcblocks.go).
 	BlockTopics []BlockTopic
+	// ExactlyOnce is exactly_once: records and positions are written in
+	// one transaction per commit (connectors.SourceOptions.ExactlyOnce).
+	ExactlyOnce bool
 	// Group-less; positions live in the connector offsets topic.
 }
 

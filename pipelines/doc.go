@@ -30,6 +30,14 @@
 // the settings are kafkaclient.Secret values, connector fields marked
 // Sensitive are redacted by Spec.Redact and kept out of decode errors.
 //
+// # Exactly-once sources
+//
+// exactly_once = true on a source block (MetaSettings; a bool, checked
+// at its file:line:col) runs the source with
+// connectors.SourceOptions.ExactlyOnce: records and positions in one
+// transaction per commit interval, transactional id weir-source-<name>.
+// It is part of the source's hash, so changing it restarts the source.
+//
 // # Stream blocks
 //
 // A stream block reads its from topics, runs its transform steps (inline

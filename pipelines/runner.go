@@ -302,7 +302,9 @@ func (r *Runner) runSource(ctx context.Context, t *task, s *Source) error {
 		}
 		src = &transformSource{inner: src, t: tr, dlq: deadletter.Topic(s.Name)}
 	}
-	return r.rt.RunSource(ctx, s.Name, src, connectors.SourceOptions{Topic: s.Topic})
+	// An exactly-once source's transactional id is weir-source-<name>:
+	// stable across restarts and reloads, one per source block.
+	return r.rt.RunSource(ctx, s.Name, src, connectors.SourceOptions{Topic: s.Topic, ExactlyOnce: s.ExactlyOnce})
 }
 
 // withJSONEncoding asks a source whose transforms re-encode its records

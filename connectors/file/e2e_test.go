@@ -17,8 +17,8 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
-	"weir/connectors/internal/eostest"
 	"weir/internal/kafkaclient"
+	"weir/internal/txntest"
 )
 
 // The child process of TestKillDashNine runs the file source against the
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(childMain())
 	}
 	code := m.Run()
-	eostest.Stop()
+	txntest.Stop()
 	os.Exit(code)
 }
 
@@ -78,7 +78,7 @@ func TestKillDashNineTransactions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000,000 lines, Apache Kafka")
 	}
-	for _, tb := range eostest.Brokers(t) {
+	for _, tb := range txntest.Brokers(t) {
 		t.Run(tb.Name, func(t *testing.T) {
 			b := tb.Weir
 			if b == nil {
@@ -177,7 +177,7 @@ func killDashNine(t *testing.T, b *testbroker.Broker, addr string, exactlyOnce b
 		if n := committed(); n < total {
 			return fmt.Errorf("last stable offsets add up to %d, waiting for %d records committed", n, total)
 		}
-		if evs = e.decode(eostest.ReadCommitted(t, addr, "e2e")); int64(len(evs)) < total {
+		if evs = e.decode(txntest.ReadCommitted(t, addr, "e2e")); int64(len(evs)) < total {
 			return fmt.Errorf("%d of %d records committed", len(evs), total)
 		}
 		return nil
@@ -188,7 +188,7 @@ func killDashNine(t *testing.T, b *testbroker.Broker, addr string, exactlyOnce b
 		t.Errorf("child exit: %v", err)
 	}
 	if exactlyOnce {
-		evs = e.decode(eostest.ReadCommitted(t, addr, "e2e"))
+		evs = e.decode(txntest.ReadCommitted(t, addr, "e2e"))
 		t.Logf("%d records in the log (with aborted ones and markers) for %d committed", records(), len(evs))
 	} else {
 		evs = e.decode(testbroker.ReadAllAt(t, addr, "e2e"))

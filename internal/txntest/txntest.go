@@ -1,10 +1,10 @@
-// Package eostest is what the exactly-once source tests share: one real
+// Package txntest is what the exactly-once source tests share: one real
 // Apache Kafka 4.4 per test process (internal/kafkapeer, started on first
 // use, stopped by Stop from TestMain), to prove the transactional logic
 // against the reference broker; Brokers, the brokers a test runs against
 // (Apache Kafka, and weir's test broker once it answers transactional
 // requests); and ReadCommitted, a read_committed reader of a topic.
-package eostest
+package txntest
 
 import (
 	"context"
@@ -42,11 +42,11 @@ func Kafka(t testing.TB) string {
 		t.Fatal(why)
 	}
 	once.Do(func() {
-		dir, err = os.MkdirTemp("", "eostest-kafka-")
+		dir, err = os.MkdirTemp("", "txntest-kafka-")
 		if err != nil {
 			return
 		}
-		ca := tlstest.NewCA(t, "eostest CA")
+		ca := tlstest.NewCA(t, "txntest CA")
 		srv := ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "kafka"}})
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
@@ -103,7 +103,7 @@ func SupportsTransactions(addr string) error {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	id := fmt.Sprintf("eostest-probe-%d", time.Now().UnixNano())
+	id := fmt.Sprintf("txntest-probe-%d", time.Now().UnixNano())
 	for {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionalID = &id
@@ -127,7 +127,7 @@ func ReadCommitted(t testing.TB, addr, topic string) []*kgo.Record {
 	t.Helper()
 	recs, err := readCommitted(addr, topic)
 	if err != nil {
-		t.Fatalf("eostest: reading %s read_committed: %v", topic, err)
+		t.Fatalf("txntest: reading %s read_committed: %v", topic, err)
 	}
 	return recs
 }
