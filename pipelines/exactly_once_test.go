@@ -112,4 +112,3 @@ func TestSourceExactlyOnce(t *testing.T) {
 		})
 	}
 }
-

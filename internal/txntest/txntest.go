@@ -8,7 +8,6 @@ package txntest
 
 import (
 	"context"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"os"
@@ -22,7 +21,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/brokertest/testbroker"
-	"weir/broker/tlsconf/tlstest"
 	"weir/internal/kafkaclient"
 	"weir/internal/kafkapeer"
 )
@@ -46,11 +44,9 @@ func Kafka(t testing.TB) string {
 		if err != nil {
 			return
 		}
-		ca := tlstest.NewCA(t, "txntest CA")
-		srv := ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "kafka"}})
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		kafka, err = kafkapeer.Start(ctx, kafkapeer.Options{Dir: dir, KeyStore: tlstest.Write(t, dir, "kafka.pem", srv.KeyStore())})
+		kafka, err = kafkapeer.Start(ctx, kafkapeer.Options{Dir: dir}) // PLAINTEXT only
 	})
 	if err != nil {
 		t.Fatalf("starting Apache Kafka: %v", err)
