@@ -38,6 +38,9 @@ type childConfig struct {
 	Config Config
 	// Sink, when set, runs an Elasticsearch CDC sink next to the source.
 	Sink *childSink
+	// ExactlyOnce runs the source exactly-once (records and binlog
+	// positions in one transaction per commit).
+	ExactlyOnce bool
 }
 
 // childSink is the search sink of a child: cdc = true into Index,
@@ -61,7 +64,11 @@ func childMain() {
 	errc := make(chan error, 2)
 	tasks := 1
 	go func() {
-		err := rt.RunSource(ctx, cc.Config.Name, New(cc.Config), connectors.SourceOptions{Topic: "unused-" + cc.Config.Name})
+		opts := connectors.SourceOptions{Topic: "unused-" + cc.Config.Name, ExactlyOnce: cc.ExactlyOnce}
+		if cc.ExactlyOnce {
+			opts.CommitInterval = 300 * time.Millisecond
+		}
+		err := rt.RunSource(ctx, cc.Config.Name, New(cc.Config), opts)
 		errc <- err
 	}()
 	if s := cc.Sink; s != nil {

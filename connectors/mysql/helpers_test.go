@@ -21,6 +21,7 @@ import (
 	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
 	"weir/internal/kafkaclient"
+	"weir/internal/txntest"
 	"weir/internal/weirbin"
 	"weir/schemas"
 	"weir/schemas/registry"
@@ -35,6 +36,7 @@ func TestMain(m *testing.M) {
 	searchtest.StopShared() // TestEndToEnd's search server
 	mysqltest.Stop()
 	weirbin.Cleanup() // TestWeirRunFidelity's weir binary
+	txntest.Stop()    // TestExactlyOnceKillDashNine's Apache Kafka
 	os.Exit(code)
 }
 
@@ -45,6 +47,9 @@ type env struct {
 	name  string // database name
 	b     *testbroker.Broker
 	kafka string // the broker's address, when b is nil (a `weir run` process's)
+	// committed reads topics with read_committed (from kafka; an
+	// exactly-once source's topics).
+	committed bool
 	reg   string
 	serde *schemas.Serde
 }
@@ -193,6 +198,9 @@ func plain(v any) string {
 // readAll reads topic from its start to its end offsets.
 func (e *env) readAll(topic string) []*kgo.Record {
 	e.t.Helper()
+	if e.committed {
+		return txntest.ReadCommitted(e.t, e.kafka, topic)
+	}
 	if e.b == nil {
 		return testbroker.ReadAllAt(e.t, e.kafka, topic)
 	}
