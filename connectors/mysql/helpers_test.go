@@ -50,8 +50,8 @@ type env struct {
 	// committed reads topics with read_committed (from kafka; an
 	// exactly-once source's topics).
 	committed bool
-	reg   string
-	serde *schemas.Serde
+	reg       string
+	serde     *schemas.Serde
 }
 
 func newEnv(t testing.TB) *env {
