@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"sort"
 
 	"go.uber.org/zap"
 
@@ -57,7 +58,9 @@ func (l *Log) MaybeCompact() (CompactStats, error) {
 }
 
 // Compact keeps the last record per key in the sealed segments (never the
-// active one), drops tombstones (null values) whose timestamp is older than
+// active one, never a segment reaching the last stable offset: see
+// SetFirstUnstableOffset), drops the batches of aborted transactions
+// (they neither survive nor shadow a key), drops tombstones (null values) whose timestamp is older than
 // delete.retention.ms, and keeps every surviving record's offset. Segments
 // are rewritten one by one into .cleaned files and swapped in under a short
 // lock, so appends and reads go on meanwhile; readers holding a Section of
@@ -76,6 +79,17 @@ func (l *Log) Compact() (CompactStats, error) {
 	}
 	cfg := l.cfg
 	segs := append([]*segment(nil), l.segs[:len(l.segs)-1]...)
+	// Only segments wholly below the last stable offset: data of an
+	// open transaction must not shadow committed records (Kafka's
+	// firstUncleanableDirtyOffset).
+	limit := l.compactLimitLocked()
+	for i := range segs {
+		if next := l.segs[i+1].base; next > limit {
+			segs = segs[:i]
+			break
+		}
+	}
+	aborted := abortedByProducer(l.aborted)
 	l.mu.RUnlock()
 	if !cfg.Compact || len(segs) == 0 {
 		return st, nil
@@ -100,7 +114,7 @@ func (l *Log) Compact() (CompactStats, error) {
 		if len(keys) >= maxCompactKeys {
 			break
 		}
-		if err := l.eachRecord(s, func(h BatchHeader, r *rawRecord) {
+		if err := l.eachRecord(s, aborted, func(h BatchHeader, r *rawRecord) {
 			if r.rec.Key != nil {
 				keys[hashKey(r.rec.Key)] = h.BaseOffset + int64(r.rec.OffsetDelta)
 			}
@@ -112,7 +126,7 @@ func (l *Log) Compact() (CompactStats, error) {
 	segs = segs[:covered]
 	tombCutoff := now - cfg.DeleteRetentionMs.Milliseconds()
 	for _, s := range segs {
-		if err := l.compactSegment(s, keys, tombCutoff, &st); err != nil {
+		if err := l.compactSegment(s, keys, aborted, tombCutoff, &st); err != nil {
 			return st, err
 		}
 	}
@@ -142,8 +156,9 @@ func (l *Log) sealedView(s *segment) (*segView, error) {
 	return l.viewLocked(i)
 }
 
-// eachRecord calls fn for every record of every non-control batch of s.
-func (l *Log) eachRecord(s *segment, fn func(BatchHeader, *rawRecord)) error {
+// eachRecord calls fn for every record of every non-control batch of s
+// that is not part of an aborted transaction.
+func (l *Log) eachRecord(s *segment, aborted abortedIndex, fn func(BatchHeader, *rawRecord)) error {
 	v, err := l.sealedView(s)
 	if err != nil || v == nil {
 		return err
@@ -159,7 +174,7 @@ func (l *Log) eachRecord(s *segment, fn func(BatchHeader, *rawRecord)) error {
 		if err != nil {
 			return fmt.Errorf("log %s: compaction: segment %d: %w", l.dir, s.base, err)
 		}
-		if h.IsControl() {
+		if h.IsControl() || aborted.has(h) {
 			continue
 		}
 		recs, err := batchRecords(body, h)
@@ -174,7 +189,7 @@ func (l *Log) eachRecord(s *segment, fn func(BatchHeader, *rawRecord)) error {
 
 // compactSegment rewrites s without superseded records and expired
 // tombstones, if it has any, and swaps the result in.
-func (l *Log) compactSegment(s *segment, keys map[keyHash]int64, tombCutoff int64, st *CompactStats) error {
+func (l *Log) compactSegment(s *segment, keys map[keyHash]int64, aborted abortedIndex, tombCutoff int64, st *CompactStats) error {
 	v, err := l.sealedView(s)
 	if err != nil || v == nil {
 		return err
@@ -223,6 +238,12 @@ func (l *Log) compactSegment(s *segment, keys map[keyHash]int64, tombCutoff int6
 			if err := write(body); err != nil {
 				return err
 			}
+			continue
+		}
+		if aborted.has(h) {
+			// Data of an aborted transaction: dropped whole, as Kafka's
+			// LogCleaner discards it (the marker and the index entry stay).
+			removed += int64(h.NumRecords)
 			continue
 		}
 		recs, err := batchRecords(body, h)
@@ -352,4 +373,28 @@ func rebuildBatch(orig []byte, h BatchHeader, keep []rawRecord) ([]byte, error) 
 	binary.BigEndian.PutUint32(nb[OffNumRecords:], uint32(len(keep)))
 	setCRC(nb)
 	return nb, nil
+}
+
+// abortedIndex answers whether a transactional batch belongs to an aborted
+// transaction: producer id -> its aborted transactions, by offset.
+type abortedIndex map[int64][]AbortedTxn
+
+func abortedByProducer(es []AbortedTxn) abortedIndex {
+	if len(es) == 0 {
+		return nil
+	}
+	m := abortedIndex{}
+	for _, e := range es { // sorted by LastOffset, so each list is too
+		m[e.ProducerID] = append(m[e.ProducerID], e)
+	}
+	return m
+}
+
+func (a abortedIndex) has(h BatchHeader) bool {
+	if a == nil || !h.IsTransactional() || h.IsControl() {
+		return false
+	}
+	es := a[h.ProducerID]
+	i := sort.Search(len(es), func(i int) bool { return es[i].LastOffset >= h.BaseOffset })
+	return i < len(es) && es[i].FirstOffset <= h.BaseOffset
 }

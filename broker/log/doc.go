@@ -74,6 +74,11 @@
 // marker, also when replaying the log, so recovery rebuilds lost entries;
 // segment deletion removes a segment's .txnindex, truncation cuts it.
 // ScanBatchesControl hands the replay the marker batches' bytes.
+// Compaction keeps every marker, drops the batches of aborted transactions
+// (found through the index: they neither survive nor shadow a key), and
+// cleans only segments wholly below the first unstable offset
+// (SetFirstUnstableOffset: set by a leader's producer state, and on a
+// follower from the leader's last stable offset in each fetch).
 //
 // Lock order: Log.maintMu -> Log.appendMu -> Log.flushMu -> Log.mu ->
 // FileCache.mu -> handle.idxMu.

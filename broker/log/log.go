@@ -53,6 +53,7 @@ type Log struct {
 	notify        chan struct{}
 	epochs        []EpochEntry // leader-epoch cache (epochs.go)
 	aborted       []AbortedTxn // aborted-transaction index, by LastOffset (txnindex.go)
+	firstUnstable int64        // -1, or the first offset compaction must not reach
 	closed        bool
 	offline       error // non-nil once offline (wraps ErrOffline)
 	onOffline     func(*Log, error)
@@ -86,6 +87,8 @@ func Open(fsys vfs.FS, dir string, cfg Config, opts Options) (*Log, error) {
 		files:  opts.Files,
 		cfg:    cfg.normalized(),
 		notify: make(chan struct{}),
+
+		firstUnstable: -1,
 
 		onOffline: opts.OnOffline,
 	}

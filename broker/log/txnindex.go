@@ -3,6 +3,7 @@ package log
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -228,4 +229,22 @@ func (l *Log) pruneTxnIndex() error {
 		return nil
 	}
 	return l.writeTxnIndex(act, data)
+}
+
+// SetFirstUnstableOffset tells the log the first offset that is not yet
+// stable (the earliest open or uncommitted transaction; -1: none): the
+// producer state of a leader sets it, a follower passes on the leader's
+// last stable offset. Compaction only cleans segments wholly below it.
+func (l *Log) SetFirstUnstableOffset(off int64) {
+	l.mu.Lock()
+	l.firstUnstable = off
+	l.mu.Unlock()
+}
+
+// compactLimitLocked is the offset compaction stays below.
+func (l *Log) compactLimitLocked() int64 {
+	if l.firstUnstable >= 0 {
+		return l.firstUnstable
+	}
+	return math.MaxInt64
 }

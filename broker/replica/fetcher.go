@@ -459,6 +459,9 @@ func (f *fetcher) handle(w work, rp *kmsg.FetchResponseTopicPartition, lg *zap.L
 		f.m.warn.End("append/" + w.p.Name())
 	}
 	l.SetHighWatermark(min(rp.HighWatermark, l.EndOffset()))
+	// Compaction stays below the leader's last stable offset: the
+	// follower keeps no producer state of its own.
+	l.SetFirstUnstableOffset(rp.LastStableOffset)
 }
 
 // wholeBatches cuts a trailing partial batch.

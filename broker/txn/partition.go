@@ -31,6 +31,8 @@ type Log interface {
 	// AddAbortedTxn records an aborted transaction in the log's
 	// aborted-transaction index (a no-op if it has the entry).
 	AddAbortedTxn(log.AbortedTxn) error
+	// SetFirstUnstableOffset bounds compaction (-1: no transaction).
+	SetFirstUnstableOffset(int64)
 }
 
 var _ Log = (*log.Log)(nil)
@@ -112,7 +114,8 @@ type Partition struct {
 	// unstable is what the last stable offset depends on, published
 	// after every change under mu so fetches read it without the lock;
 	// nil while no transaction is ongoing or unreplicated.
-	unstable atomic.Pointer[unstable]
+	unstable  atomic.Pointer[unstable]
+	published bool // SetFirstUnstableOffset called since open
 
 	// stats of the last load, for tests and logs
 	loadedFrom     int64 // snapshot offset used, -1 if none
@@ -211,16 +214,28 @@ type unstable struct {
 
 func (p *Partition) publishLocked() {
 	if !p.state.hasTxns() {
-		p.unstable.Store(nil)
+		if p.unstable.Swap(nil) != nil || !p.published {
+			p.log.SetFirstUnstableOffset(-1)
+			p.published = true
+		}
 		return
 	}
 	u := &unstable{ongoing: -1, unreplicated: slices.Clone(p.state.unreplicated)}
+	first := int64(-1)
 	for _, f := range p.state.ongoing {
 		if u.ongoing < 0 || f < u.ongoing {
 			u.ongoing = f
 		}
 	}
+	first = u.ongoing
+	for _, c := range u.unreplicated {
+		if first < 0 || c.FirstOffset < first {
+			first = c.FirstOffset
+		}
+	}
 	p.unstable.Store(u)
+	p.log.SetFirstUnstableOffset(first)
+	p.published = true
 }
 
 // indexAborted writes the aborted-transaction index entries of completed
