@@ -41,6 +41,8 @@ public final class TxnScenarios {
     static String bootstrap;
     static String prefix;
     static final Duration WAIT = Duration.ofSeconds(60);
+    /** What a passing scenario observed, printed after PASS. */
+    static String note = "";
 
     public static void main(String[] args) {
         if (args.length < 3) {
@@ -53,6 +55,7 @@ public final class TxnScenarios {
             String name = args[i];
             long start = System.nanoTime();
             String result;
+            note = "";
             try {
                 switch (name) {
                     case "commit" -> commit();
@@ -62,7 +65,7 @@ public final class TxnScenarios {
                     case "zombie_fenced" -> zombieFenced();
                     default -> throw new IllegalArgumentException("unknown scenario " + name);
                 }
-                result = "PASS " + (System.nanoTime() - start) / 1_000_000 + "ms";
+                result = "PASS " + (System.nanoTime() - start) / 1_000_000 + "ms" + (note.isEmpty() ? "" : " (" + note + ")");
             } catch (Throwable e) {
                 System.err.println("scenario " + name + " failed:");
                 e.printStackTrace(System.err);
@@ -396,7 +399,7 @@ public final class TxnScenarios {
                 if (c instanceof ProducerFencedException || c instanceof InvalidProducerEpochException) ok = true;
             }
             check(ok, "zombie's commit failed with " + describe(fenced) + ", want ProducerFencedException or InvalidProducerEpochException");
-            System.err.println("zombie_fenced: zombie commit failed with " + describe(fenced));
+            note = "zombie's commit: " + describe(fenced);
         }
         List<String> got = readAll(topic, true);
         check(got.equals(List.of("fresh-0")), "read_committed saw " + got + ", want [fresh-0]");
