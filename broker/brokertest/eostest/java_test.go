@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/txntest"
 )
 
 // javaScenarios are TxnScenarios' scenarios (java/.../TxnScenarios.java).
@@ -66,13 +67,13 @@ func TestJavaClientTransactions(t *testing.T) {
 					t.Logf("%s: %s", s, r)
 					switch s {
 					case "commit":
-						got := values(readCommitted(t, seeds, prefix+"-commit", 10))
+						got := values(txntest.ReadCommitted(t, seeds[0], prefix+"-commit"))
 						want := []string{"c-0", "c-1", "c-2", "c-3", "c-4", "c-5", "c-6", "c-7", "c-8", "c-9"}
 						if slices.Sort(got); !slices.Equal(got, want) {
 							t.Errorf("franz-go read_committed of the committed transaction: %v, want %v", got, want)
 						}
 					case "abort":
-						got := values(readCommitted(t, seeds, prefix+"-abort", 3))
+						got := values(txntest.ReadCommitted(t, seeds[0], prefix+"-abort"))
 						if want := []string{"c-0", "c-1", "c-2"}; !slices.Equal(got, want) {
 							t.Errorf("franz-go read_committed after an aborted and a committed transaction: %v, want %v", got, want)
 						}

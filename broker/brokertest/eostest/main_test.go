@@ -1,14 +1,11 @@
 package eostest
 
 import (
-	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"weir/internal/kafkapeer"
+	"weir/internal/txntest"
 	"weir/internal/weirbin"
 )
 
@@ -63,21 +60,9 @@ func wantTarget(name string) bool {
 	return false
 }
 
-var (
-	kafkaOnce sync.Once
-	kafkaPeer *kafkapeer.Kafka
-	kafkaDir  string
-	kafkaErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if kafkaPeer != nil {
-		kafkaPeer.Stop()
-	}
-	if kafkaDir != "" {
-		os.RemoveAll(kafkaDir)
-	}
+	txntest.Stop()
 	weirbin.Cleanup()
 	os.Exit(code)
 }
@@ -94,24 +79,13 @@ func needPeers(t testing.TB) {
 	}
 }
 
-// apacheKafka returns the PLAINTEXT address of a real Apache Kafka 4.4
-// broker, started at the first call of the process and stopped by
-// TestMain.
+// apacheKafka returns the PLAINTEXT address of the process's real
+// Apache Kafka 4.4 (internal/txntest: started at the first call, stopped
+// by TestMain).
 func apacheKafka(t testing.TB) string {
 	t.Helper()
 	needPeers(t)
-	kafkaOnce.Do(func() {
-		if kafkaDir, kafkaErr = os.MkdirTemp("", "eostest-kafka-"); kafkaErr != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		kafkaPeer, kafkaErr = kafkapeer.Start(ctx, kafkapeer.Options{Dir: kafkaDir})
-	})
-	if kafkaErr != nil {
-		t.Fatal(kafkaErr)
-	}
-	return kafkaPeer.Plaintext
+	return txntest.Kafka(t)
 }
 
 // eachTarget runs f as subtest "kafka" against Apache Kafka and as

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/testkit"
+	"weir/internal/txntest"
 )
 
 // TestStreamsWordCountExactlyOnce runs the Kafka Streams 4.4 word count
@@ -164,7 +165,7 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 
 	// Read the output again from the start, read_committed.
 	got := map[string][]int64{}
-	for _, r := range readCommitted(t, seeds, out, int(total)) {
+	for _, r := range txntest.ReadCommitted(t, seeds[0], out) {
 		if len(r.Value) != 8 {
 			t.Fatalf("output record %s has a %d-byte value, want a long", r.Key, len(r.Value))
 		}

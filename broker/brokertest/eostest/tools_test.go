@@ -22,6 +22,7 @@ import (
 	"weir/broker/group"
 	"weir/internal/kafkapeer"
 	"weir/internal/testkit"
+	"weir/internal/txntest"
 )
 
 // TestKafkaTransactionsTool runs Kafka's kafka-transactions
@@ -132,7 +133,7 @@ func TestKafkaTransactionsToolHanging(t *testing.T) {
 		if rows := table(tool("find-hanging", "--topic", topic, "--max-transaction-timeout", "0")); len(rows) != 0 {
 			t.Errorf("find-hanging after the abort: %v, want none", rows)
 		}
-		if got := values(readCommitted(t, seeds, topic, 1)); len(got) != 1 || got[0] != "after" {
+		if got := values(txntest.ReadCommitted(t, seeds[0], topic)); len(got) != 1 || got[0] != "after" {
 			t.Errorf("read_committed after the abort: %v, want [after]", got)
 		}
 	})
