@@ -88,6 +88,13 @@ func (m *Machine) TxnCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest, exi
 		reply(resp)
 		return
 	}
+	if req.ProducerID < 0 {
+		// (Verification refuses it first; a batch without a producer
+		// would not be transactional.)
+		setAll(kerr.InvalidProducerIDMapping.Code)
+		reply(resp)
+		return
+	}
 	g := m.groups[req.Group]
 	if e := txnCommitGroupError(g, req); e != nil {
 		setAll(e.Code)
