@@ -259,7 +259,11 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (
 			haveFirst = true
 			reply.srcs[i][j] = sec
 			if committed {
-				for _, a := range p.log.CollectAborted(rp.FetchOffset, upTo) {
+				bound := upTo
+				if u := sec.UpperBound(); u >= 0 && u < bound {
+					bound = u
+				}
+				for _, a := range p.log.CollectAborted(rp.FetchOffset, bound) {
 					fp.AbortedTransactions = append(fp.AbortedTransactions,
 						kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
 				}

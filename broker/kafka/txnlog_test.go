@@ -23,10 +23,19 @@ func txnBatch(pid int64, epoch int16, seq int32, n int) []byte {
 	for i := range vals {
 		vals[i] = []byte{byte(pid), byte(i)}
 	}
+	b := txnBatchOf(pid, epoch, vals)
+	binary.BigEndian.PutUint32(b[log.OffBaseSequence:], uint32(seq))
+	fixCRC(b)
+	return b
+}
+
+// txnBatchOf is a transactional batch of vals from producer pid, without
+// sequence (-1).
+func txnBatchOf(pid int64, epoch int16, vals [][]byte) []byte {
 	b := buildBatch(vals, 0, time.Now().UnixMilli())
+	binary.BigEndian.PutUint32(b[log.OffBaseSequence:], 0xffffffff)
 	binary.BigEndian.PutUint64(b[log.OffProducerID:], uint64(pid))
 	binary.BigEndian.PutUint16(b[log.OffProducerEpoch:], uint16(epoch))
-	binary.BigEndian.PutUint32(b[log.OffBaseSequence:], uint32(seq))
 	binary.BigEndian.PutUint16(b[log.OffAttributes:], binary.BigEndian.Uint16(b[log.OffAttributes:])|log.AttrTransactional)
 	fixCRC(b)
 	return b
@@ -180,6 +189,13 @@ func TestTransactionsOnThePartition(t *testing.T) {
 		}
 		if len(fp.AbortedTransactions) != 1 || fp.AbortedTransactions[0].ProducerID != 100 || fp.AbortedTransactions[0].FirstOffset != 3 {
 			t.Fatalf("%s: aborted transactions %+v, want producer 100 from 3", when, fp.AbortedTransactions)
+		}
+		// A fetch that returns only the first batch (0-2) is told of no
+		// aborted transaction (Kafka bounds them by the data returned).
+		small := fetchReq(12, "tx", 0, 0)
+		small.IsolationLevel, small.Topics[0].Partitions[0].PartitionMaxBytes = 1, 1
+		if sp := rc.roundTrip(small).(*kmsg.FetchResponse).Topics[0].Partitions[0]; len(sp.RecordBatches) == 0 || len(sp.AbortedTransactions) != 0 {
+			t.Fatalf("%s: one-batch fetch: %d bytes, aborted %+v", when, len(sp.RecordBatches), sp.AbortedTransactions)
 		}
 		if fp, _ := committedFetch(t, rc, "tx", 9, 1); len(fp.AbortedTransactions) != 0 {
 			t.Fatalf("%s: fetch after the abort marker still lists %+v", when, fp.AbortedTransactions)

@@ -244,14 +244,19 @@ func (l *Log) extend(v *segView, pos int64, first BatchHeader, maxBytes int32, m
 		sc = newScanner(v.h.f, end, v.size, 4<<10+BatchHeaderSize)
 	}
 	sc.pos, sc.minBase = end, -1
+	upper := int64(-1)
 	for {
 		h, p, _, err := sc.next()
-		if err != nil || p+h.Size() > limit || h.BaseOffset >= maxOffset {
+		if err != nil {
+			break
+		}
+		if p+h.Size() > limit || h.BaseOffset >= maxOffset {
+			upper = h.BaseOffset
 			break
 		}
 		end = p + h.Size()
 	}
-	return &Section{h: v.h, f: v.h.f, off: pos, n: end - pos}, nil
+	return &Section{h: v.h, f: v.h.f, off: pos, n: end - pos, upper: upper}, nil
 }
 
 // ScanBatches calls fn with the header of every batch from the one holding
@@ -332,6 +337,18 @@ type Section struct {
 	f        vfs.File
 	off, n   int64
 	released bool
+	upper    int64 // base offset of the batch after the section, 0 or -1 if not known
+}
+
+// UpperBound is the base offset of the first batch after the section when
+// the read stopped at one (size or offset limit), else -1: no record of
+// the section is at or past it (Kafka's fetchUpperBoundOffset, which
+// bounds the aborted transactions a read_committed fetch returns).
+func (s *Section) UpperBound() int64 {
+	if s.upper <= 0 {
+		return -1
+	}
+	return s.upper
 }
 
 // Len is the number of bytes in the section.
