@@ -7,9 +7,10 @@ package kafka
 // address (COORDINATOR_NOT_AVAILABLE while the partition has no live
 // leader). Asking creates __consumer_offsets on first use and this broker
 // loads the partitions it leads, so the answer can be
-// COORDINATOR_LOAD_IN_PROGRESS for a moment. Key type 1
-// (transaction) gets COORDINATOR_NOT_AVAILABLE until transactions exist;
-// other types INVALID_REQUEST. v4 batches keys (CoordinatorKeys).
+// COORDINATOR_LOAD_IN_PROGRESS for a moment. Key type 1 (transaction)
+// is the same over __transaction_state (broker/txncoord): the leader of
+// the id's partition; an empty transactional id is INVALID_REQUEST.
+// Other types are INVALID_REQUEST. v4 batches keys (CoordinatorKeys).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -55,8 +56,19 @@ func handleFindCoordinator(s *Server, r *Request) (kmsg.Response, error) {
 				}
 			}
 		case req.CoordinatorType == 1:
-			e = kerr.CoordinatorNotAvailable
-			c.ErrorMessage = kmsg.StringPtr("transactions are not supported yet")
+			coord, err := s.txns()
+			if err != nil {
+				e = kerr.CoordinatorNotAvailable
+			} else {
+				var b metadata.Broker
+				if b, e = s.txnCoordinator(coord, key); e == nil {
+					if host, port, ok := b.Endpoint(r.Listener); ok {
+						c.NodeID, c.Host, c.Port = b.NodeID, host, port
+					} else {
+						e = kerr.CoordinatorNotAvailable
+					}
+				}
+			}
 		default:
 			e = kerr.InvalidRequest
 			c.ErrorMessage = kmsg.StringPtr("unknown coordinator type")

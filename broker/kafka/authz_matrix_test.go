@@ -183,8 +183,7 @@ func authzCases() []authzCase {
 			},
 			req:  findCoordinatorReq(1),
 			code: findCoordinatorCode,
-			// weir has no transaction coordinator yet.
-			ok: kerr.CoordinatorNotAvailable.Code, denied: kerr.TransactionalIDAuthorizationFailed.Code},
+			ok:   0, denied: kerr.TransactionalIDAuthorizationFailed.Code},
 		{name: "JoinGroup", grant: groupACL(acl.OpRead),
 			req: func(res string) kmsg.Request {
 				req := kmsg.NewPtrJoinGroupRequest()
@@ -310,7 +309,7 @@ func authzCases() []authzCase {
 			},
 			req:  initPIDReq(true),
 			code: initPIDCode,
-			ok:   kerr.CoordinatorNotAvailable.Code, denied: kerr.TransactionalIDAuthorizationFailed.Code},
+			ok:   0, denied: kerr.TransactionalIDAuthorizationFailed.Code},
 		{name: "OffsetForLeaderEpoch", setup: withTopic, grant: topicACL(acl.OpDescribe),
 			req: func(res string) kmsg.Request {
 				req := kmsg.NewPtrOffsetForLeaderEpochRequest()

@@ -180,21 +180,27 @@ func (o offsetsStorage) CreateTopic(n int32) (int32, error) {
 }
 
 func (o offsetsStorage) Append(p int32, batch []byte) error {
-	s := o.s
-	ts, part := s.parts.lookup(group.OffsetsTopic, p)
+	return o.s.appendInternal(group.OffsetsTopic, p, batch, 5*time.Second)
+}
+
+// appendInternal appends a coordinator's batch to partition p of an
+// internal topic through produceTo (the path Produce uses) and waits
+// until it is as durable as an acks=all produce (up to timeout: Kafka's
+// offsets.commit.timeout.ms, 5 s, for both coordinators).
+func (s *Server) appendInternal(topic string, p int32, batch []byte, timeout time.Duration) error {
+	ts, part := s.parts.lookup(topic, p)
 	if part == nil {
-		return fmt.Errorf("%s-%d is not hosted here", group.OffsetsTopic, p)
+		return fmt.Errorf("%s-%d is not hosted here", topic, p)
 	}
 	var sp kmsg.ProduceResponseTopicPartition
 	end, pe := s.produceTo(9, -1, ts, part, batch, s.now().UnixMilli(), &sp)
 	if pe != nil {
-		return fmt.Errorf("appending to %s-%d: %w (%s)", group.OffsetsTopic, p, pe.err, pe.msg)
+		return fmt.Errorf("appending to %s-%d: %w (%s)", topic, p, pe.err, pe.msg)
 	}
-	// As durable as an acks=all produce (offsets.commit.timeout.ms: 5s).
-	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
 	defer cancel()
 	if err := part.rep.WaitCommitted(ctx, end, int(ts.cfg.MinInsyncReplicas)); err != nil {
-		return fmt.Errorf("appending to %s-%d: %w: %w", group.OffsetsTopic, p, replicaErr(err), err)
+		return fmt.Errorf("appending to %s-%d: %w: %w", topic, p, replicaErr(err), err)
 	}
 	return nil
 }
@@ -211,9 +217,15 @@ func (o offsetsStorage) Leads(p int32) bool {
 }
 
 func (o offsetsStorage) Replay(p int32, fn func([]byte) error) error {
-	_, part := o.s.parts.lookup(group.OffsetsTopic, p)
+	return o.s.replayInternal(group.OffsetsTopic, p, fn)
+}
+
+// replayInternal calls fn with the record batches of partition p of an
+// internal topic, from its log start to its end, in order.
+func (s *Server) replayInternal(topic string, p int32, fn func([]byte) error) error {
+	_, part := s.parts.lookup(topic, p)
 	if part == nil || part.log == nil {
-		return fmt.Errorf("%s-%d has no log on this broker", group.OffsetsTopic, p)
+		return fmt.Errorf("%s-%d has no log on this broker", topic, p)
 	}
 	l := part.log
 	off, end := l.StartOffset(), l.EndOffset()
@@ -246,7 +258,7 @@ func (o offsetsStorage) Replay(p int32, fn func([]byte) error) error {
 			return err
 		}
 		if next <= off {
-			return fmt.Errorf("%s-%d: no progress reading at offset %d", group.OffsetsTopic, p, off)
+			return fmt.Errorf("%s-%d: no progress reading at offset %d", topic, p, off)
 		}
 		off = next
 	}

@@ -4,9 +4,10 @@ package kafka
 // replica manager follows the partition table's leadership changes; when
 // this broker becomes a partition's leader it loads the partition's
 // producer state (rebuilt from the log, so idempotence survives a leader
-// change) and, for __consumer_offsets, the groups of that partition; when
-// it stops leading it snapshots and drops the producer state and unloads
-// the groups. A follower whose tail was truncated prunes the producer
+// change) and, for __consumer_offsets, the groups of that partition (for
+// __transaction_state, its transactional ids); when it stops leading it
+// snapshots and drops the producer state and unloads the groups (the
+// transactional ids). A follower whose tail was truncated prunes the producer
 // snapshots past its new log end.
 
 import (
@@ -18,6 +19,7 @@ import (
 	"weir/broker/group"
 	"weir/broker/metadata"
 	"weir/broker/replica"
+	"weir/broker/txncoord"
 )
 
 func (s *Server) newReplicaManager() *replica.Manager {
@@ -65,6 +67,9 @@ func (s *Server) onLeader(rp *replica.Partition) {
 	if rp.Topic == group.OffsetsTopic {
 		go s.followGroupLeadership(rp)
 	}
+	if rp.Topic == txncoord.StateTopic {
+		go s.followTxnLeadership(rp)
+	}
 }
 
 func (s *Server) onFollower(rp *replica.Partition) {
@@ -75,6 +80,9 @@ func (s *Server) onFollower(rp *replica.Partition) {
 	s.closeProducerState(rp.Topic, p)
 	if rp.Topic == group.OffsetsTopic {
 		go s.followGroupLeadership(rp)
+	}
+	if rp.Topic == txncoord.StateTopic {
+		go s.followTxnLeadership(rp)
 	}
 }
 

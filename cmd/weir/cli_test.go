@@ -321,7 +321,7 @@ func TestKcatReadsWeirAndAgreesOnPartitions(t *testing.T) {
 // A partition whose last entry is a transaction marker (not a record) must
 // still count as read to the end with -e.
 func TestConsumeExitAtEndAfterTransactionMarker(t *testing.T) {
-	b := startTestBroker(t, 1, kmsg.InitProducerID, kmsg.AddPartitionsToTxn, kmsg.EndTxn)
+	b := startTestBroker(t, 1, kmsg.InitProducerID, kmsg.AddPartitionsToTxn, kmsg.EndTxn, kmsg.WriteTxnMarkers)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b), kgo.TransactionalID("weir-test-tx"), kgo.DefaultProduceTopic("tx"), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,210 @@
+package kafka
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/internal/testkit"
+)
+
+// End-to-end tests of the transaction coordinator's requests (10 key type
+// 1, 22 with a transactional id, 24, 25, 26, 65, 66) against a real
+// in-process broker, over raw connections so each version and error code
+// is checked exactly.
+
+func findTxnCoordinator(t *testing.T, rc *rawConn, id string) *kmsg.FindCoordinatorResponse {
+	t.Helper()
+	var resp *kmsg.FindCoordinatorResponse
+	testkit.CheckFor(t, 10*time.Second, func() error {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorKey, req.CoordinatorType = 3, id, 1
+		resp = rc.roundTrip(req).(*kmsg.FindCoordinatorResponse)
+		if e := kerr.ErrorForCode(resp.ErrorCode); e != nil {
+			return fmt.Errorf("FindCoordinator(%s): %v", id, e)
+		}
+		return nil
+	})
+	return resp
+}
+
+func txnInit(rc *rawConn, version int16, id string, timeoutMs int32, pid int64, epoch int16) *kmsg.InitProducerIDResponse {
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.Version, req.TransactionalID, req.TransactionTimeoutMillis = version, kmsg.StringPtr(id), timeoutMs
+	req.ProducerID, req.ProducerEpoch = pid, epoch
+	return rc.roundTrip(req).(*kmsg.InitProducerIDResponse)
+}
+
+// txnAdd sends AddPartitionsToTxn v0-v3 and returns "topic/p=CODE ..." in
+// request order.
+func txnAdd(rc *rawConn, version int16, id string, pid int64, epoch int16, topic string, parts ...int32) map[string]int16 {
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch = version, id, pid, epoch
+	rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+	rt.Topic, rt.Partitions = topic, parts
+	req.Topics = append(req.Topics, rt)
+	resp := rc.roundTrip(req).(*kmsg.AddPartitionsToTxnResponse)
+	out := map[string]int16{}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			out[fmt.Sprintf("%s/%d", t.Topic, p.Partition)] = p.ErrorCode
+		}
+	}
+	return out
+}
+
+func txnEnd(rc *rawConn, version int16, id string, pid int64, epoch int16, commit bool) int16 {
+	req := kmsg.NewPtrEndTxnRequest()
+	req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = version, id, pid, epoch, commit
+	return rc.roundTrip(req).(*kmsg.EndTxnResponse).ErrorCode
+}
+
+func txnDescribe(rc *rawConn, id string) kmsg.DescribeTransactionsResponseTransactionState {
+	req := kmsg.NewPtrDescribeTransactionsRequest()
+	req.TransactionalIDs = []string{id}
+	return rc.roundTrip(req).(*kmsg.DescribeTransactionsResponse).TransactionStates[0]
+}
+
+func codeName(c int16) string {
+	if c == 0 {
+		return "NONE"
+	}
+	return kerr.ErrorForCode(c).(*kerr.Error).Message
+}
+
+func TestTxnCoordinatorRequests(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "tx-out", 2, nil)
+	rc := dialRaw(t, b.addr)
+
+	fc := findTxnCoordinator(t, rc, "tx-a")
+	if fc.NodeID != b.srv.cfg.NodeID || fc.Port <= 0 {
+		t.Fatalf("FindCoordinator: %+v", fc)
+	}
+	// The state topic exists now, compacted, internal.
+	st, ok := b.meta.Image().Topic("__transaction_state")
+	if !ok || len(st.Partitions) != 50 || st.Configs["cleanup.policy"] != "compact" {
+		t.Fatalf("__transaction_state: %v %+v", ok, st)
+	}
+	if r := txnInit(rc, 4, "", 60000, -1, -1); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("empty id: %s", codeName(r.ErrorCode))
+	}
+	if r := txnInit(rc, 4, "tx-a", 900_001, -1, -1); r.ErrorCode != kerr.InvalidTransactionTimeout.Code {
+		t.Fatalf("timeout past transaction.max.timeout.ms: %s", codeName(r.ErrorCode))
+	}
+	if r := txnInit(rc, 4, "tx-a", 60000, 5, -1); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("producer id without epoch: %s", codeName(r.ErrorCode))
+	}
+	r := txnInit(rc, 4, "tx-a", 60000, -1, -1)
+	if r.ErrorCode != 0 || r.ProducerID < 0 || r.ProducerEpoch != 0 {
+		t.Fatalf("InitProducerId: %s pid=%d epoch=%d", codeName(r.ErrorCode), r.ProducerID, r.ProducerEpoch)
+	}
+	pid := r.ProducerID
+
+	// Bad input: EndTxn of an unknown id, of an empty transaction, with
+	// a fenced epoch.
+	if c := txnEnd(rc, 3, "tx-nobody", pid, 0, true); c != kerr.InvalidProducerIDMapping.Code {
+		t.Errorf("EndTxn unknown id: %s", codeName(c))
+	}
+	if c := txnEnd(rc, 3, "tx-a", pid, 0, true); c != kerr.InvalidTxnState.Code {
+		t.Errorf("EndTxn with nothing added: %s", codeName(c))
+	}
+	// A partition that does not exist fails the request; the others are
+	// not attempted.
+	got := txnAdd(rc, 3, "tx-a", pid, 0, "tx-missing", 0)
+	if got["tx-missing/0"] != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("AddPartitions unknown topic: %v", got)
+	}
+	got = txnAdd(rc, 3, "tx-a", pid, 0, "tx-out", 0, 7)
+	if got["tx-out/0"] != kerr.OperationNotAttempted.Code || got["tx-out/7"] != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("AddPartitions with one unknown partition: %v", got)
+	}
+	// Internal topics cannot be added by a producer.
+	if got := txnAdd(rc, 3, "tx-a", pid, 0, "__transaction_state", 0); got["__transaction_state/0"] != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("AddPartitions internal topic: %v", got)
+	}
+	if got := txnAdd(rc, 3, "tx-a", pid, 0, "tx-out", 0); got["tx-out/0"] != 0 {
+		t.Fatalf("AddPartitions: %v", got)
+	}
+	if c := txnEnd(rc, 3, "tx-a", pid, 1, true); c != kerr.ProducerFenced.Code {
+		t.Errorf("EndTxn other epoch v3: %s", codeName(c))
+	}
+	if c := txnEnd(rc, 1, "tx-a", pid, 1, true); c != kerr.InvalidProducerEpoch.Code {
+		t.Errorf("EndTxn other epoch v1: %s", codeName(c))
+	}
+	d := txnDescribe(rc, "tx-a")
+	if d.ErrorCode != 0 || d.State != "Ongoing" || d.ProducerID != pid || d.TimeoutMillis != 60000 ||
+		len(d.Topics) != 1 || d.Topics[0].Topic != "tx-out" || fmt.Sprint(d.Topics[0].Partitions) != "[0]" || d.StartTimestamp <= 0 {
+		t.Errorf("DescribeTransactions: %+v", d)
+	}
+	if d := txnDescribe(rc, "tx-nobody"); d.ErrorCode != kerr.TransactionalIDNotFound.Code {
+		t.Errorf("DescribeTransactions unknown: %s", codeName(d.ErrorCode))
+	}
+
+	// KIP-890 part 1 verification, the broker-to-broker form (v4+).
+	vreq := kmsg.NewPtrAddPartitionsToTxnRequest()
+	vreq.Version = 5
+	vt := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	vt.TransactionalID, vt.ProducerID, vt.ProducerEpoch, vt.VerifyOnly = "tx-a", pid, 0, true
+	vtt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	vtt.Topic, vtt.Partitions = "tx-out", []int32{0, 1}
+	vt.Topics = append(vt.Topics, vtt)
+	vreq.Transactions = append(vreq.Transactions, vt)
+	vresp := rc.roundTrip(vreq).(*kmsg.AddPartitionsToTxnResponse)
+	if vresp.ErrorCode != 0 || len(vresp.Transactions) != 1 {
+		t.Fatalf("verifyOnly: %+v", vresp)
+	}
+	verified := map[int32]int16{}
+	for _, p := range vresp.Transactions[0].Topics[0].Partitions {
+		verified[p.Partition] = p.ErrorCode
+	}
+	if verified[0] != 0 || verified[1] != kerr.TransactionAbortable.Code {
+		t.Errorf("verifyOnly: %v", verified)
+	}
+	// ... and verifyOnly added nothing.
+	if d := txnDescribe(rc, "tx-a"); len(d.Topics) != 1 || len(d.Topics[0].Partitions) != 1 {
+		t.Errorf("after verifyOnly: %+v", d.Topics)
+	}
+
+	// ListTransactions with filters.
+	list := func(version int16, states []string, pids []int64, dur int64) *kmsg.ListTransactionsResponse {
+		req := kmsg.NewPtrListTransactionsRequest()
+		req.Version, req.StateFilters, req.ProducerIDFilters, req.DurationFilterMillis = version, states, pids, dur
+		return rc.roundTrip(req).(*kmsg.ListTransactionsResponse)
+	}
+	if l := list(1, []string{"Ongoing"}, nil, -1); len(l.TransactionStates) != 1 || l.TransactionStates[0].TransactionalID != "tx-a" {
+		t.Errorf("list Ongoing: %+v", l)
+	}
+	if l := list(1, []string{"Empty", "Bogus"}, nil, -1); len(l.TransactionStates) != 0 || fmt.Sprint(l.UnknownStateFilters) != "[Bogus]" {
+		t.Errorf("list Empty,Bogus: %+v", l)
+	}
+	if l := list(1, nil, []int64{pid + 1}, -1); len(l.TransactionStates) != 0 {
+		t.Errorf("list other pid: %+v", l)
+	}
+	if l := list(1, nil, nil, 3_600_000); len(l.TransactionStates) != 0 {
+		t.Errorf("list running longer than an hour: %+v", l)
+	}
+
+	// A second producer with the same id fences the first: the open
+	// transaction is aborted (CONCURRENT_TRANSACTIONS meanwhile) and the
+	// old epoch is refused.
+	if r := txnInit(rc, 4, "tx-a", 60000, -1, -1); r.ErrorCode != kerr.ConcurrentTransactions.Code {
+		t.Fatalf("InitProducerId during a transaction: %s", codeName(r.ErrorCode))
+	}
+	if got := txnAdd(rc, 3, "tx-a", pid, 0, "tx-out", 1); got["tx-out/1"] != kerr.ProducerFenced.Code {
+		t.Errorf("zombie AddPartitions v3: %v", got)
+	}
+	if got := txnAdd(rc, 1, "tx-a", pid, 0, "tx-out", 1); got["tx-out/1"] != kerr.InvalidProducerEpoch.Code {
+		t.Errorf("zombie AddPartitions v1: %v", got)
+	}
+	if c := txnEnd(rc, 3, "tx-a", pid, 0, true); c != kerr.ProducerFenced.Code {
+		t.Errorf("zombie EndTxn: %s", codeName(c))
+	}
+	d = txnDescribe(rc, "tx-a")
+	if (d.State != "PrepareAbort" && d.State != "CompleteAbort") || d.ProducerEpoch != 1 {
+		t.Errorf("after the fence: %+v", d)
+	}
+}
