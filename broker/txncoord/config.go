@@ -45,23 +45,23 @@ type Config struct {
 
 // Setting names, as in Kafka.
 const (
-	SettingMaxTimeoutMs                 = "transaction.max.timeout.ms"
-	SettingIDExpirationMs               = "transactional.id.expiration.ms"
-	SettingAbortTimedOutIntervalMs      = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
-	SettingRemoveExpiredIntervalMs      = "transaction.remove.expired.transaction.cleanup.interval.ms"
-	SettingStateLogNumPartitions        = "transaction.state.log.num.partitions"
-	SettingStateLogReplicationFactor    = "transaction.state.log.replication.factor"
-	SettingStateLogMinISR               = "transaction.state.log.min.isr"
-	SettingStateLogSegmentBytes         = "transaction.state.log.segment.bytes"
-	defaultStateLogSegmentBytes         = 100 << 20
-	defaultAbortTimedOutIntervalMs      = 10_000
-	defaultRemoveExpiredIntervalMs      = 3_600_000
-	defaultTransactionalIDExpirationMs  = 7 * 24 * 3_600_000
-	defaultTransactionMaxTimeoutMs      = 900_000
-	defaultStateLogReplicationFactor    = 3
-	defaultStateLogMinISR               = 2
-	defaultStateLogNumPartitions        = 50
-	maxEpoch                      int16 = 1<<15 - 1
+	SettingMaxTimeoutMs                      = "transaction.max.timeout.ms"
+	SettingIDExpirationMs                    = "transactional.id.expiration.ms"
+	SettingAbortTimedOutIntervalMs           = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+	SettingRemoveExpiredIntervalMs           = "transaction.remove.expired.transaction.cleanup.interval.ms"
+	SettingStateLogNumPartitions             = "transaction.state.log.num.partitions"
+	SettingStateLogReplicationFactor         = "transaction.state.log.replication.factor"
+	SettingStateLogMinISR                    = "transaction.state.log.min.isr"
+	SettingStateLogSegmentBytes              = "transaction.state.log.segment.bytes"
+	defaultStateLogSegmentBytes              = 100 << 20
+	defaultAbortTimedOutIntervalMs           = 10_000
+	defaultRemoveExpiredIntervalMs           = 3_600_000
+	defaultTransactionalIDExpirationMs       = 7 * 24 * 3_600_000
+	defaultTransactionMaxTimeoutMs           = 900_000
+	defaultStateLogReplicationFactor         = 3
+	defaultStateLogMinISR                    = 2
+	defaultStateLogNumPartitions             = 50
+	maxEpoch                           int16 = 1<<15 - 1
 )
 
 // DefaultConfig returns Kafka's defaults.

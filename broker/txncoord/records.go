@@ -25,7 +25,9 @@ type TP struct {
 
 // PartitionFor is the state-topic partition of a transactional id:
 // abs(javaHashCode(id)) % n, as Kafka (and group.PartitionFor) computes it.
-func PartitionFor(transactionalID string, n int32) int32 { return group.PartitionFor(transactionalID, n) }
+func PartitionFor(transactionalID string, n int32) int32 {
+	return group.PartitionFor(transactionalID, n)
+}
 
 // meta is what the state topic records of one transactional id (Kafka's
 // TransactionMetadata fields the log keeps).
