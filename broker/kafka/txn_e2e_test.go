@@ -207,4 +207,60 @@ func TestTxnCoordinatorRequests(t *testing.T) {
 	if (d.State != "PrepareAbort" && d.State != "CompleteAbort") || d.ProducerEpoch != 1 {
 		t.Errorf("after the fence: %+v", d)
 	}
+	// The abort marker is written (WriteTxnMarkersLocal), the abort
+	// completes, and the retry bumps the epoch again.
+	testkit.CheckFor(t, 10*time.Second, func() error {
+		r = txnInit(rc, 4, "tx-a", 60000, -1, -1)
+		if r.ErrorCode != 0 {
+			return fmt.Errorf("InitProducerId: %s", codeName(r.ErrorCode))
+		}
+		return nil
+	})
+	if r.ProducerID != pid || r.ProducerEpoch != 2 {
+		t.Fatalf("after the abort: pid=%d epoch=%d", r.ProducerID, r.ProducerEpoch)
+	}
+	// KIP-360: the producer's own id and epoch get a bump; an old epoch
+	// is fenced (v3: PRODUCER_FENCED is v4+, so INVALID_PRODUCER_EPOCH).
+	if r := txnInit(rc, 4, "tx-a", 60000, pid, 2); r.ErrorCode != 0 || r.ProducerEpoch != 3 {
+		t.Fatalf("KIP-360 bump: %s epoch=%d", codeName(r.ErrorCode), r.ProducerEpoch)
+	}
+	if r := txnInit(rc, 3, "tx-a", 60000, pid, 0); r.ErrorCode != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("KIP-360 old epoch v3: %s", codeName(r.ErrorCode))
+	}
+
+	// A commit: the marker lands on the partition (its end offset moves)
+	// and the transaction completes.
+	if got := txnAdd(rc, 3, "tx-a", pid, 3, "tx-out", 1); got["tx-out/1"] != 0 {
+		t.Fatalf("AddPartitions: %v", got)
+	}
+	before := b.logEnd(t, "tx-out", 1)
+	if c := txnEnd(rc, 3, "tx-a", pid, 3, true); c != 0 {
+		t.Fatalf("EndTxn commit: %s", codeName(c))
+	}
+	testkit.CheckFor(t, 10*time.Second, func() error {
+		if d := txnDescribe(rc, "tx-a"); d.State != "CompleteCommit" || len(d.Topics) != 0 {
+			return fmt.Errorf("state %s topics %v", d.State, d.Topics)
+		}
+		return nil
+	})
+	if after := b.logEnd(t, "tx-out", 1); after != before+1 {
+		t.Errorf("tx-out/1 end offset %d -> %d, want one commit marker", before, after)
+	}
+	// A retried commit answers NONE; an abort of it INVALID_TXN_STATE.
+	if c := txnEnd(rc, 3, "tx-a", pid, 3, true); c != 0 {
+		t.Errorf("EndTxn commit retry: %s", codeName(c))
+	}
+	if c := txnEnd(rc, 3, "tx-a", pid, 3, false); c != kerr.InvalidTxnState.Code {
+		t.Errorf("EndTxn abort after commit: %s", codeName(c))
+	}
+}
+
+// logEnd is a partition's log end offset on this broker.
+func (b *testBroker) logEnd(t *testing.T, topic string, p int32) int64 {
+	t.Helper()
+	_, part := b.srv.parts.lookup(topic, p)
+	if part == nil || part.log == nil {
+		t.Fatalf("%s-%d not hosted", topic, p)
+	}
+	return part.log.EndOffset()
 }

@@ -9,6 +9,7 @@ package kafka
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,7 +35,12 @@ import (
 // produce; CLUSTER_AUTHORIZATION_FAILED from the coordinator broker is
 // INVALID_TXN_STATE. Kafka verifies only when the partition has no
 // ongoing transaction of that producer yet; the caller does the same.
+// With transaction.partition.verification.enable=false (a static broker
+// config, as Kafka reads it) a Produce is not verified.
 func (s *Server) verifyTxnProduce(r *Request, transactionalID string, producerID int64, epoch int16, topic string, partition int32) *kerr.Error {
+	if r.Key == kmsg.Produce.Int16() && !s.txnVerificationEnabled() {
+		return nil
+	}
 	e := s.verifyTxnPartition(r.Ctx, transactionalID, producerID, epoch, topic, partition)
 	switch e {
 	case nil:
@@ -42,7 +48,10 @@ func (s *Server) verifyTxnProduce(r *Request, transactionalID string, producerID
 	case kerr.ProducerFenced:
 		return kerr.InvalidProducerEpoch
 	case kerr.TransactionAbortable:
-		if r.Version > 10 {
+		// Clients that know it: Produce v11+; TxnOffsetCommit maps it
+		// itself by version (v4+ keeps it, as Kafka's
+		// CoordinatorPartitionWriter).
+		if r.Version > 10 || r.Key == kmsg.TxnOffsetCommit.Int16() {
 			return e
 		}
 		return kerr.InvalidTxnState
@@ -52,6 +61,12 @@ func (s *Server) verifyTxnProduce(r *Request, transactionalID string, producerID
 		return kerr.InvalidTxnState
 	}
 	return e
+}
+
+// txnVerificationEnabled is transaction.partition.verification.enable.
+func (s *Server) txnVerificationEnabled() bool {
+	v, _, ok := s.cfg.BrokerConfig.Value("transaction.partition.verification.enable")
+	return !ok || !strings.EqualFold(v, "false")
 }
 
 // verifyTxnPartition asks the coordinator of transactionalID whether the

@@ -105,6 +105,8 @@ var brokerDefs = append([]Def{
 		Doc: "How often the transaction coordinator aborts transactions open past their timeout."},
 	{Name: "transaction.max.timeout.ms", Type: TypeInt, Default: "900000", HasDefault: true, Honoured: true, check: atLeast(1),
 		Doc: "Largest transaction.timeout.ms a transactional producer may ask for."},
+	{Name: "transaction.partition.verification.enable", Type: TypeBoolean, Default: "true", HasDefault: true, Honoured: true,
+		Doc: "Whether a partition leader asks the transaction coordinator that a transactional produce's partition is in the transaction (KIP-890 part 1)."},
 	{Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Type: TypeInt, Default: "3600000", HasDefault: true, Honoured: true, check: atLeast(1),
 		Doc: "How often expired transactional ids are removed."},
 	{Name: "transaction.state.log.min.isr", Type: TypeInt, Default: "2", HasDefault: true, Honoured: true, check: atLeast(1),
