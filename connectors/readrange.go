@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/kafkaclient"
@@ -136,9 +137,31 @@ func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, fr
 // listEnds lists the end offsets of topics: the last stable offsets when
 // committed (what a read_committed consumer can reach), else the high
 // watermarks.
+// A topic just created may be unknown to the broker's metadata for a
+// moment (Apache Kafka propagates it from the controller): a retriable
+// error is retried for up to 30 s.
 func listEnds(ctx context.Context, adm *kadm.Client, committed bool, topics ...string) (kadm.ListedOffsets, error) {
-	if committed {
-		return adm.ListCommittedOffsets(ctx, topics...)
+	deadline := time.Now().Add(30 * time.Second)
+	delay := 20 * time.Millisecond
+	for {
+		var ls kadm.ListedOffsets
+		var err error
+		if committed {
+			ls, err = adm.ListCommittedOffsets(ctx, topics...)
+		} else {
+			ls, err = adm.ListEndOffsets(ctx, topics...)
+		}
+		if err == nil {
+			err = ls.Error()
+		}
+		if err == nil || !kerr.IsRetriable(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return ls, err
+		}
+		select {
+		case <-ctx.Done():
+			return ls, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 500*time.Millisecond)
 	}
-	return adm.ListEndOffsets(ctx, topics...)
 }

@@ -24,6 +24,7 @@ type counterSource struct {
 	parts, limit int
 	big          map[int]int   // record index → value size override
 	pace         time.Duration // a pause before each Poll's records (0: none)
+	pad          int           // bytes appended to every value
 
 	mu        sync.Mutex
 	next      []uint64
@@ -58,6 +59,9 @@ func (s *counterSource) Poll(ctx context.Context, buf []SourceRecord) ([]SourceR
 			v := []byte(fmt.Sprintf("sp%d-%d", i, n))
 			if sz, ok := s.big[int(n)]; ok && i == 0 {
 				v = append(v, make([]byte, sz)...)
+			}
+			if s.pad > 0 {
+				v = append(v, make([]byte, s.pad)...)
 			}
 			buf = append(buf, SourceRecord{Key: []byte(fmt.Sprintf("sp%d", i)), Value: v,
 				SourcePartition: fmt.Sprintf("sp%d", i), Position: binary.BigEndian.AppendUint64(nil, n)})

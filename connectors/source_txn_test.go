@@ -63,11 +63,11 @@ func committedValues(t *testing.T, addr, topic string) map[string][]string {
 	return out
 }
 
-func createTopic(t *testing.T, addr, topic string, partitions int32) {
-	t.Helper()
+func createTopic(tb testing.TB, addr, topic string, partitions int32) {
+	tb.Helper()
 	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -77,7 +77,7 @@ func createTopic(t *testing.T, addr, topic string, partitions int32) {
 		err = resp.Err
 	}
 	if err != nil {
-		t.Fatalf("creating %s: %v", topic, err)
+		tb.Fatalf("creating %s: %v", topic, err)
 	}
 }
 
