@@ -119,6 +119,7 @@ func (t *sourceTask) commitTxn(ctx context.Context) error {
 		return t.abortTxn(ctx, fmt.Errorf("committing the transaction: %w", err))
 	}
 	t.txn.produced = 0
+	t.positionsStored(stored, committed) // counts the commit first
 	t.mu.Lock()
 	settles := t.txn.settles
 	t.txn.settles = nil
@@ -126,7 +127,6 @@ func (t *sourceTask) commitTxn(ctx context.Context) error {
 	for _, s := range settles {
 		s.b.settle(s.f, s.err)
 	}
-	t.positionsStored(stored, committed)
 	if err := t.cl.BeginTransaction(); err != nil {
 		return t.abortTxn(ctx, err)
 	}

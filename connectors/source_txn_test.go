@@ -261,3 +261,67 @@ func TestExactlyOnceSourceKillDashNine(t *testing.T) {
 		})
 	}
 }
+
+// An exactly-once push source answers a sender only once the transaction
+// holding its records committed: when a batch's fate arrives, a
+// read_committed consumer already sees every record of it.
+func TestExactlyOncePushSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Apache Kafka")
+	}
+	for _, tb := range txntest.Brokers(t) {
+		t.Run(tb.Name, func(t *testing.T) {
+			topic := "pushed-eos"
+			createTopic(t, tb.Addr, topic, 2)
+			rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{tb.Addr}}, OffsetsTopic: "push-offsets"}
+			ps := newPushTest()
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() {
+				errc <- rt.RunSource(ctx, "push", Push(ps, PushOptions{}), SourceOptions{Topic: topic, ExactlyOnce: true, CommitInterval: 200 * time.Millisecond})
+			}()
+			select {
+			case <-ps.opened:
+			case err := <-errc:
+				t.Fatalf("RunSource: %v", err)
+			}
+			const batches, per = 5, 50
+			commits := rt.metrics("push").Commits
+			for n := 0; n < batches; n++ {
+				recs := make([]SourceRecord, per)
+				for i := range recs {
+					recs[i].Value = fmt.Appendf(nil, "b%d-r%d", n, i)
+				}
+				before := counterValue(commits)
+				res, err := ps.send(recs)
+				if err != nil || res.Stored != per || res.Err != nil {
+					t.Fatalf("batch %d: %+v, %v", n, res, err)
+				}
+				if after := counterValue(commits); after <= before {
+					t.Fatalf("batch %d answered stored before a commit (commits %v → %v)", n, before, after)
+				}
+				// The coordinator writes the commit markers after EndTxn
+				// returns: the records become readable shortly after.
+				testbroker.CheckFor(t, 30*time.Second, func() error {
+					seen := map[string]bool{}
+					for _, r := range txntest.ReadCommitted(t, tb.Addr, topic) {
+						seen[string(r.Value)] = true
+					}
+					for i := 0; i < per; i++ {
+						if v := fmt.Sprintf("b%d-r%d", n, i); !seen[v] {
+							return fmt.Errorf("batch %d was answered stored; %s is not readable read_committed yet", n, v)
+						}
+					}
+					return nil
+				})
+			}
+			cancel()
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if n := len(txntest.ReadCommitted(t, tb.Addr, topic)); n != batches*per {
+				t.Fatalf("%d records committed, want %d", n, batches*per)
+			}
+		})
+	}
+}
