@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"weir/broker/txncoord"
 	"weir/internal/testkit"
 )
 
@@ -263,4 +264,44 @@ func (b *testBroker) logEnd(t *testing.T, topic string, p int32) int64 {
 		t.Fatalf("%s-%d not hosted", topic, p)
 	}
 	return part.log.EndOffset()
+}
+
+// A transaction left open past transaction.timeout.ms is aborted by the
+// coordinator at its next check (its epoch fenced): the producer's
+// EndTxn is PRODUCER_FENCED, the abort marker is written, and a new
+// InitProducerId continues with the next epoch.
+func TestTxnTimeoutAborts(t *testing.T) {
+	b := startBroker(t)
+	cfg := txncoord.DefaultConfig()
+	cfg.StateLogPartitions = 3
+	cfg.AbortTimedOutInterval = 50 * time.Millisecond
+	if err := b.srv.SetTxnConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	createTopic(t, b, "tx-slow", 1, nil)
+	rc := dialRaw(t, b.addr)
+	findTxnCoordinator(t, rc, "tx-slow")
+	r := txnInit(rc, 4, "tx-slow", 200, -1, -1)
+	if r.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %s", codeName(r.ErrorCode))
+	}
+	if got := txnAdd(rc, 3, "tx-slow", r.ProducerID, r.ProducerEpoch, "tx-slow", 0); got["tx-slow/0"] != 0 {
+		t.Fatalf("AddPartitions: %v", got)
+	}
+	before := b.logEnd(t, "tx-slow", 0)
+	testkit.CheckFor(t, 10*time.Second, func() error {
+		if d := txnDescribe(rc, "tx-slow"); d.State != "CompleteAbort" || d.ProducerEpoch != r.ProducerEpoch+1 {
+			return fmt.Errorf("state %s epoch %d", d.State, d.ProducerEpoch)
+		}
+		return nil
+	})
+	if c := txnEnd(rc, 3, "tx-slow", r.ProducerID, r.ProducerEpoch, true); c != kerr.ProducerFenced.Code {
+		t.Errorf("EndTxn after the timeout: %s", codeName(c))
+	}
+	if after := b.logEnd(t, "tx-slow", 0); after != before+1 {
+		t.Errorf("end offset %d -> %d, want one abort marker", before, after)
+	}
+	if r2 := txnInit(rc, 4, "tx-slow", 200, r.ProducerID, r.ProducerEpoch+1); r2.ErrorCode != 0 || r2.ProducerEpoch != r.ProducerEpoch+2 {
+		t.Errorf("InitProducerId after the timeout: %s epoch %d", codeName(r2.ErrorCode), r2.ProducerEpoch)
+	}
 }

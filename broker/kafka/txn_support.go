@@ -200,8 +200,11 @@ func (t txnStorage) CreateTopic(n int32) (int32, error) {
 		s.log.Info("created the transaction state topic", zap.String("topic", txncoord.StateTopic), zap.Int32("partitions", n), zap.Int16("replication_factor", rf))
 		return int32(len(tp.Partitions)), nil
 	case errors.Is(err, metadata.ErrTopicExists):
-		if n := t.Partitions(); n > 0 {
-			return n, nil
+		// Another broker created it: wait for this broker's image.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if n := t.Partitions(); n > 0 {
+				return n, nil
+			}
 		}
 	}
 	return 0, err
