@@ -1,11 +1,15 @@
 package kafka
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/txncoord"
@@ -303,5 +307,67 @@ func TestTxnTimeoutAborts(t *testing.T) {
 	}
 	if r2 := txnInit(rc, 4, "tx-slow", 200, r.ProducerID, r.ProducerEpoch+1); r2.ErrorCode != 0 || r2.ProducerEpoch != r.ProducerEpoch+2 {
 		t.Errorf("InitProducerId after the timeout: %s epoch %d", codeName(r2.ErrorCode), r2.ProducerEpoch)
+	}
+}
+
+// franz-go's transactional producer end to end: a committed transaction
+// is read by a read_committed consumer, an aborted one is not, and a
+// zombie producer with the same transactional id is fenced.
+func TestTxnFranzProducer(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "tx-franz", 2, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	produce := func(cl *kgo.Client, commit bool, vals ...string) error {
+		if err := cl.BeginTransaction(); err != nil {
+			return err
+		}
+		for _, v := range vals {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "tx-franz", Value: []byte(v)}).FirstErr(); err != nil {
+				return err
+			}
+		}
+		return cl.EndTransaction(ctx, kgo.TransactionEndTry(commit))
+	}
+	p1 := b.client(kgo.TransactionalID("tx-franz-1"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err := produce(p1, true, "c1", "c2", "c3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := produce(p1, false, "a1", "a2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := produce(p1, true, "c4"); err != nil {
+		t.Fatal(err)
+	}
+	// A second producer with the same id fences p1.
+	p2 := b.client(kgo.TransactionalID("tx-franz-1"))
+	if err := produce(p2, true, "c5"); err != nil {
+		t.Fatal(err)
+	}
+	err := produce(p1, true, "zombie")
+	if err == nil {
+		t.Fatal("the fenced producer committed")
+	}
+	if !errors.Is(err, kerr.ProducerFenced) && !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("fenced producer: %v, want PRODUCER_FENCED or INVALID_PRODUCER_EPOCH", err)
+	}
+	cons := b.client(kgo.ConsumeTopics("tx-franz"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < 5 && ctx.Err() == nil {
+		fs := cons.PollRecords(ctx, 100)
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	sort.Strings(got)
+	if fmt.Sprint(got) != "[c1 c2 c3 c4 c5]" {
+		t.Fatalf("read_committed: %v", got)
+	}
+	// Nothing else arrives (the aborted and the zombie's records).
+	short, cancel2 := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel2()
+	if fs := cons.PollFetches(short); fs.NumRecords() > 0 {
+		var more []string
+		fs.EachRecord(func(r *kgo.Record) { more = append(more, string(r.Value)) })
+		t.Fatalf("read_committed returned more: %v", more)
 	}
 }
