@@ -387,7 +387,18 @@ func (s *Server) followTxnLeadership(rp *replica.Partition) {
 	coord := ts.coord
 	ts.mu.Unlock()
 	if coord == nil {
-		return // loaded (only what it leads) when the coordinator starts
+		role, _, _ := rp.State()
+		if role != replica.RoleLeader {
+			return
+		}
+		// Leading a state partition: start the coordinator now (it
+		// loads what this broker leads), so transactions left preparing
+		// by the previous leader get their markers without waiting for
+		// a client.
+		var err error
+		if coord, err = s.txns(); err != nil {
+			return
+		}
 	}
 	ts.loadMu.Lock()
 	defer ts.loadMu.Unlock()
