@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/testkit"
 	"weir/internal/txntest"
@@ -78,10 +80,13 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 	if _, err := kadm.NewClient(cl).CreateTopics(ctx, 3, -1, nil, in, out); err != nil {
 		t.Fatal(err)
 	}
+	// Streams' group leader fails with MissingSourceTopicException if its
+	// broker does not know the input yet: wait until every broker does.
+	waitTopicEverywhere(t, cl, in, out)
 
 	// The input: lines of four words from a small vocabulary, counted here.
 	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima")
-	const lines, perBatch = 2000, 10
+	const lines, perBatch = 3000, 10
 	want := map[string]int64{}
 	var text []string
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -125,6 +130,7 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 
 	// The producer, paced so the kills land mid-stream.
 	produced := make(chan error, 1)
+	var sent atomic.Int64
 	go func() {
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
@@ -138,17 +144,19 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 				produced <- fmt.Errorf("producing line %d: %w", i, err)
 				return
 			}
+			sent.Store(int64(i + perBatch))
 		}
 		produced <- nil
 	}()
 
 	waitProgress(t, "word count running")
-	t.Logf("killing the Streams application (SIGKILL) after %d output records", progress.Load())
+	t.Logf("killing the Streams application (SIGKILL) after %d output records, %d of %d lines produced", progress.Load(), sent.Load(), lines)
 	appCmd.Process.Signal(syscall.SIGKILL)
 	appCmd.Wait()
 	appCmd = startApp()
 	waitProgress(t, "word count restarted")
 	if killBroker != nil {
+		t.Logf("killing a broker after %d output records, %d of %d lines produced", progress.Load(), sent.Load(), lines)
 		killBroker()
 		waitProgress(t, "broker restarted")
 	}
@@ -229,4 +237,44 @@ func startWordCount(t *testing.T, seeds []string, app, in, out, state, logPath s
 		return nil
 	})
 	return cmd
+}
+
+// waitTopicEverywhere waits until every broker answers Metadata for the
+// topics with a leader for each partition.
+func waitTopicEverywhere(t *testing.T, cl *kgo.Client, topics ...string) {
+	t.Helper()
+	testkit.CheckFor(t, time.Minute, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req := kmsg.NewPtrMetadataRequest()
+		for _, tp := range topics {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(tp)
+			req.Topics = append(req.Topics, rt)
+		}
+		first, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		for _, b := range first.Brokers {
+			resp, err := req.RequestWith(ctx, cl.Broker(int(b.NodeID)))
+			if err != nil {
+				return fmt.Errorf("broker %d: %w", b.NodeID, err)
+			}
+			for _, tp := range resp.Topics {
+				if err := kerr.ErrorForCode(tp.ErrorCode); err != nil {
+					return fmt.Errorf("broker %d: topic %s: %w", b.NodeID, *tp.Topic, err)
+				}
+				if len(tp.Partitions) == 0 {
+					return fmt.Errorf("broker %d: topic %s has no partitions yet", b.NodeID, *tp.Topic)
+				}
+				for _, p := range tp.Partitions {
+					if p.Leader < 0 || p.ErrorCode != 0 {
+						return fmt.Errorf("broker %d: %s-%d has no leader yet", b.NodeID, *tp.Topic, p.Partition)
+					}
+				}
+			}
+		}
+		return nil
+	})
 }
