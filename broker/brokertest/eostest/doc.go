@@ -9,8 +9,11 @@
 // through KGO_SEEDS.
 //
 // Every harness runs first against a real Apache Kafka 4.4
-// (internal/kafkapeer, started once per test process), so a failure
-// against weir is weir's. Scenarios that do not pass against weir yet
+// (internal/txntest's kafkapeer, started once per test process), so a
+// failure against weir is weir's. Against weir the Java scenarios,
+// kafka-transactions and TestTxnEtl use an in-process testbroker; the
+// word count a 3-broker cluster of `weir broker` processes
+// (default.replication.factor=3, min.insync.replicas=2). Scenarios that do not pass against weir yet
 // are listed in weirPending with the part of issue 17 they wait for:
 // they skip against weir with that reason unless WEIR_EOS_PENDING=1, which
 // runs them (to try a part as it lands). EOS_TARGETS=kafka or weir runs

@@ -9,28 +9,12 @@ import (
 	"weir/internal/weirbin"
 )
 
-// Pending parts of issue 17 (see TEAM.md) that scenarios wait for.
-const (
-	partTxn = "weir's transaction coordinator (InitProducerId with a transactional id, AddPartitionsToTxn, EndTxn, " +
-		"markers: txcoord) and transactional produce, control batches and read_committed fetch (txlog)"
-	partTxnOffsets = partTxn + ", and TxnOffsetCommit / AddOffsetsToTxn (txgroup, txcoord)"
-	partAdmin      = partTxn + ", and ListTransactions, DescribeTransactions, DescribeProducers (txcoord, txlog)"
-)
-
 // weirPending: scenarios that do not pass against weir yet, with what
 // they wait for. They skip against weir with that reason unless
 // WEIR_EOS_PENDING=1. Remove an entry when the scenario passes on weir.
 var weirPending = map[string]string{
-	"java/commit":              partTxn,
-	"java/abort":               partTxn,
-	"java/open_txn_holds_back": partTxn,
-	"java/send_offsets":        partTxnOffsets,
-	"java/zombie_fenced":       partTxn,
-	"tools/kafka-transactions": partAdmin,
-	"streams/wordcount":        partTxnOffsets,
-	"franz-go/TestTxnEtl":      partTxnOffsets,
-	"bench/txn-produce":        partTxn,
-	"bench/read-committed":     partTxn,
+	"tools/kafka-transactions-hanging": "the broker config transaction.partition.verification.enable (txcoord), " +
+		"to write a transactional batch no coordinator knows, as Kafka allows with it false",
 }
 
 // pendingOnWeir skips t when scenario waits for a part of weir that has

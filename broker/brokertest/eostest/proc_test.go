@@ -2,7 +2,9 @@ package eostest
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"weir/internal/testkit"
 	"weir/internal/weirbin"
 )
 
@@ -156,4 +163,30 @@ func (c *weirCluster) Kill(id int) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
+}
+
+// createTopics creates the topics (partitions each, the broker's default
+// replication factor), retrying while the cluster answers with retriable
+// errors or INVALID_REPLICATION_FACTOR (on a fresh cluster, until every
+// broker has registered); a topic that exists already is fine.
+func createTopics(t testing.TB, cl *kgo.Client, partitions int32, topics ...string) {
+	t.Helper()
+	adm := kadm.NewClient(cl)
+	testkit.CheckFor(t, time.Minute, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		rs, err := adm.CreateTopics(ctx, partitions, -1, nil, topics...)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+				if !kerr.IsRetriable(r.Err) && !errors.Is(r.Err, kerr.InvalidReplicationFactor) {
+					return testkit.Stop(fmt.Errorf("creating %s: %w", r.Topic, r.Err))
+				}
+				return fmt.Errorf("creating %s: %w", r.Topic, r.Err)
+			}
+		}
+		return nil
+	})
 }

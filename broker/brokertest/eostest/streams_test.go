@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -77,9 +76,7 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	if _, err := kadm.NewClient(cl).CreateTopics(ctx, 3, -1, nil, in, out); err != nil {
-		t.Fatal(err)
-	}
+	createTopics(t, cl, 3, in, out)
 	// Streams' group leader fails with MissingSourceTopicException if its
 	// broker does not know the input yet: wait until every broker does.
 	waitTopicEverywhere(t, cl, in, out)

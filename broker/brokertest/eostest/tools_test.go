@@ -44,9 +44,7 @@ func TestKafkaTransactionsTool(t *testing.T) {
 			adm := kadm.NewClient(cl)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			if _, err := adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
-				t.Fatal(err)
-			}
+			createTopics(t, cl, 1, topic)
 			if err := cl.BeginTransaction(); err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +88,7 @@ func TestKafkaTransactionsTool(t *testing.T) {
 // consumers move on without its record.
 func TestKafkaTransactionsToolHanging(t *testing.T) {
 	noVerify := "transaction.partition.verification.enable=false"
-	eachTarget(t, "tools/kafka-transactions", func(t *testing.T) []string {
+	eachTarget(t, "tools/kafka-transactions-hanging", func(t *testing.T) []string {
 		return []string{testbroker.Start(t, testbroker.Config("transaction.partition.verification.enable", "false")).Addr}
 	}, func(t *testing.T, target string, seeds []string) {
 		if target == "kafka" {
@@ -115,9 +113,7 @@ func TestKafkaTransactionsToolHanging(t *testing.T) {
 		adm := kadm.NewClient(cl)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		if _, err := adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
-			t.Fatal(err)
-		}
+		createTopics(t, cl, 1, topic)
 		pid, start := hangTransaction(t, seeds, topic, "hanging-tx-"+suffix)
 		if err := cl.ProduceSync(ctx, kgo.StringRecord("after")).FirstErr(); err != nil {
 			t.Fatal(err)

@@ -300,6 +300,7 @@ public final class TxnScenarios {
                     tx.send(new ProducerRecord<>(out, r.key(), r.value().toUpperCase()));
                 }
                 tx.sendOffsetsToTransaction(nextOffsets(rs), c.groupMetadata());
+                tx.flush(); // the aborted records reach the log (abort drops unsent ones)
                 tx.abortTransaction();
                 aborted = rs.count();
             }
