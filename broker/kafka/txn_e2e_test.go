@@ -371,3 +371,38 @@ func TestTxnFranzProducer(t *testing.T) {
 		t.Fatalf("read_committed returned more: %v", more)
 	}
 }
+
+// transactional.id.expiration.ms: an idle transactional id is removed (a
+// tombstone in __transaction_state); the id then starts over with a new
+// producer id.
+func TestTxnIDExpiration(t *testing.T) {
+	b := startBroker(t)
+	cfg := txncoord.DefaultConfig()
+	cfg.StateLogPartitions = 3
+	cfg.IDExpiration = 300 * time.Millisecond
+	cfg.RemoveExpiredInterval = 50 * time.Millisecond
+	if err := b.srv.SetTxnConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	rc := dialRaw(t, b.addr)
+	findTxnCoordinator(t, rc, "tx-idle")
+	r := txnInit(rc, 4, "tx-idle", 1000, -1, -1)
+	if r.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %s", codeName(r.ErrorCode))
+	}
+	if d := txnDescribe(rc, "tx-idle"); d.ErrorCode != 0 || d.State != "Empty" {
+		t.Fatalf("DescribeTransactions: %s %s", codeName(d.ErrorCode), d.State)
+	}
+	testkit.CheckFor(t, 10*time.Second, func() error {
+		if d := txnDescribe(rc, "tx-idle"); d.ErrorCode != kerr.TransactionalIDNotFound.Code {
+			return fmt.Errorf("still there: %s %s", codeName(d.ErrorCode), d.State)
+		}
+		return nil
+	})
+	if c := txnEnd(rc, 3, "tx-idle", r.ProducerID, r.ProducerEpoch, true); c != kerr.InvalidProducerIDMapping.Code {
+		t.Errorf("EndTxn of an expired id: %s", codeName(c))
+	}
+	if r2 := txnInit(rc, 4, "tx-idle", 1000, -1, -1); r2.ErrorCode != 0 || r2.ProducerID == r.ProducerID || r2.ProducerEpoch != 0 {
+		t.Errorf("InitProducerId after expiry: %s pid %d epoch %d (was %d)", codeName(r2.ErrorCode), r2.ProducerID, r2.ProducerEpoch, r.ProducerID)
+	}
+}

@@ -21,6 +21,7 @@ package txncoord
 //	reload             replay every successful write into a new Machine
 //	unload p=N         stop serving partition N
 //	pids next=N        the next producer id allocated
+//	force-epoch id= epoch=N  set an id's epoch in memory (epoch exhaustion)
 
 import (
 	"fmt"
@@ -205,6 +206,8 @@ func (h *harness) run(pos string, fields []string) string {
 		h.reset()
 	case "pids":
 		h.nextPID = a.int("next", h.nextPID)
+	case "force-epoch":
+		h.m.txns[id].epoch = epoch
 	case "init":
 		h.m.InitProducerID(h.now, id, int32(a.int("timeout", 60000)), pid, epoch, func(r InitResult) {
 			h.printf("init %s: %s pid=%d epoch=%d", id, errName(r.Err), r.ProducerID, r.Epoch)
