@@ -55,6 +55,16 @@ type SinkOptions struct {
 	InstanceID string
 	// StopTimeout bounds the final flush and commit (default 30s).
 	StopTimeout time.Duration
+	// ExactlyOnce makes each flush interval one transaction holding the
+	// sink's records and the consumed offsets (sink_txn.go); the sink
+	// must be a TransactionalSink, and its topics on the cluster the
+	// runtime consumes from. Input is read read_committed.
+	ExactlyOnce bool
+	// TransactionTimeout is transaction.timeout.ms under ExactlyOnce
+	// (default 10s): how long a killed task's open transaction holds
+	// back read_committed readers of its topics and its partitions' next
+	// owner.
+	TransactionTimeout time.Duration
 	// Backoff paces retries of retriable Write/Flush errors.
 	Backoff *Backoff
 }
@@ -67,6 +77,11 @@ type sinkTask struct {
 	log  *zap.Logger
 	m    *Metrics
 	cl   *kgo.Client
+	co   kafkaclient.Options
+	// sess is cl as a transact session under ExactlyOnce (else nil);
+	// txnFails counts consecutive aborted flushes.
+	sess     *kgo.GroupTransactSession
+	txnFails int
 
 	mu      sync.Mutex // serializes Write/Flush/commit (loop vs rebalance callbacks)
 	dirty   bool
@@ -136,6 +151,9 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 	if opts.Backoff == nil {
 		opts.Backoff = &DefaultBackoff
 	}
+	if opts.TransactionTimeout <= 0 {
+		opts.TransactionTimeout = 10 * time.Second
+	}
 	co := rt.client()
 	if opts.Balancer != "" {
 		if _, err := balancer.For(opts.Balancer); err != nil {
@@ -144,7 +162,7 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 		co.Balancers = []string{opts.Balancer}
 	}
 	t := &sinkTask{rt: rt, name: name, opts: opts, sink: sink, log: rt.logger(name), m: rt.metrics(name),
-		lag: map[string]map[int32]int64{}}
+		lag: map[string]map[int32]int64{}, co: co}
 	reset := kgo.NewOffset().AtStart()
 	if opts.StartAtEnd {
 		reset = kgo.NewOffset().AtEnd()
@@ -164,11 +182,16 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 	if opts.InstanceID != "" {
 		copts = append(copts, kgo.InstanceID(opts.InstanceID))
 	}
-	cl, err := kafkaclient.New(co, copts...)
+	var err error
+	if opts.ExactlyOnce {
+		err = t.txnSession(copts)
+	} else {
+		t.cl, err = kafkaclient.New(co, copts...)
+	}
 	if err != nil {
 		return fmt.Errorf("sink connector %q: client: %w", name, err)
 	}
-	t.cl = cl
+	cl := t.cl
 	// The dead-letter topic exists before the first record needs it (as
 	// Kafka Connect does): created lazily by the first dead letter, in
 	// the middle of a Flush, a broker may not serve the new partition
@@ -183,13 +206,21 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 		t.m.Error("open")
 		return fmt.Errorf("sink connector %q: open: %w", name, err)
 	}
-	runErr := t.loop(ctx)
+	runErr := t.begin()
+	if runErr == nil {
+		runErr = t.loop(ctx)
+	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), opts.StopTimeout)
 	defer cancel()
 	t.mu.Lock()
 	var stopErr error
 	if runErr == nil {
 		stopErr = t.flushAndCommit(stopCtx)
+	}
+	if t.sess != nil {
+		if _, err := t.sess.End(stopCtx, kgo.TryAbort); err != nil && runErr == nil { // what is left open
+			stopErr = errors.Join(stopErr, err)
+		}
 	}
 	closeErr := sink.Close()
 	t.closed = true
@@ -277,6 +308,9 @@ func (t *sinkTask) flushAndCommit(ctx context.Context) error {
 	if !t.dirty || t.closed {
 		return nil
 	}
+	if t.sess != nil {
+		return t.flushAndCommitTxn(ctx)
+	}
 	err := Retry(ctx, *t.opts.Backoff, t.m, func(ctx context.Context) error {
 		err := t.sink.Flush(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -343,7 +377,13 @@ func (t *sinkTask) revoked(ctx context.Context, _ *kgo.Client, m map[string][]in
 	if t.closed {
 		return
 	}
-	if err := t.flushAndCommit(ctx); err != nil {
+	if t.sess != nil {
+		// Exactly-once: the session aborts the open transaction at its
+		// next end (a commit cannot be ended inside the callback).
+		if len(m) > 0 {
+			t.log.Info("partitions revoked during a transaction; it will abort and its records be consumed again", zap.Any("partitions", m))
+		}
+	} else if err := t.flushAndCommit(ctx); err != nil {
 		t.log.Warn("flush before revocation failed; records will be delivered again", zap.Error(err))
 	}
 	for topic, ps := range m {

@@ -389,7 +389,7 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 var streamSchema = sync.OnceValue(func() *hcl.BodySchema {
 	return &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: metaFrom, Required: true}, {Name: metaTo, Required: true},
-			{Name: metaTransforms}, {Name: metaGroup}, {Name: metaBalancer},
+			{Name: metaTransforms}, {Name: metaGroup}, {Name: metaBalancer}, {Name: metaExactlyOnce},
 			{Name: opGroupBy}, {Name: opSelectKey}},
 		Blocks: append(slices.Clip(stepBlocks()),
 			hcl.BlockHeaderSchema{Type: opWindow, LabelNames: []string{"kind"}},
@@ -433,6 +433,11 @@ func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
 			l.edge(s.ID(), "topic."+t, a.Expr.Range())
 		}
 	}
+	if a, ok := c.Attributes[metaExactlyOnce]; ok {
+		eo, d := l.boolAttr(a)
+		diags = append(diags, d...)
+		s.ExactlyOnce = eo
+	}
 	// Transform steps first, then the declarative operators.
 	steps := &hcl.BodyContent{Attributes: c.Attributes}
 	for _, blk := range c.Blocks {
@@ -453,7 +458,7 @@ func (l *loader) decodeStream(b *hcl.Block) (*Stream, hcl.Diagnostics) {
 	for _, t := range append(append([]string{s.To}, s.From...), routes...) {
 		th = append(th, l.topicHash(t))
 	}
-	s.Hash = l.hashOf("stream", strings.Join(s.From, ","), s.To, s.Group, s.Balancer, strings.Join(th, ","), string(l.srcBytes(bodyRange(b))), l.transformsText(c))
+	s.Hash = l.hashOf("stream", strings.Join(s.From, ","), s.To, s.Group, s.Balancer, strconv.FormatBool(s.ExactlyOnce), strings.Join(th, ","), string(l.srcBytes(bodyRange(b))), l.transformsText(c))
 	return s, diags
 }
 

@@ -148,6 +148,8 @@ type Stream struct {
 	// Balancer is the group's assignment strategy ("" = the default,
 	// cooperative-sticky).
 	Balancer string
+	// ExactlyOnce is exactly_once (eos.go).
+	ExactlyOnce bool
 
 	// keyFn is select_key: the new key of each record (nil: unchanged).
 	keyFn expr.Fn

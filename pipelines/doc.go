@@ -100,6 +100,22 @@
 // streams). Changing a stream's grouping or aggregation under the same
 // group mixes old state with new: give it a new group.
 //
+//	exactly_once = true
+//
+// on a stream block (and the kafka sink's exactly_once setting) makes its
+// output exactly-once for read_committed readers (eos.go): an
+// aggregating stream runs with streams.Config.ExactlyOnce (Kafka
+// Streams' exactly_once_v2: results, changelog and repartition records
+// and the consumed offsets in one transaction per commit interval); a
+// stateless stream and a kafka sink run their sink task with
+// connectors.SinkOptions.ExactlyOnce (the records written, dead letters
+// included, and the offsets consumed in one transaction per flush).
+// Inputs are read read_committed. A kafka sink with exactly_once must
+// write to the cluster it reads (its brokers left to weir run); a
+// record the destination refuses for good then stops the sink instead
+// of going to the dead-letter topic alone. Not a bool: an error at the
+// value's file:line:col.
+//
 // # Source blocks and their nested blocks
 //
 // A connector kind may declare nested, labelled blocks
@@ -138,4 +154,5 @@
 //	graph.go, diag.go            the graph; diagnostics output
 //	runner.go, tasks.go          Runner: topics, sources, sinks, stateless streams
 //	streamapp.go                 aggregating streams on package streams
+//	eos.go                       exactly_once of streams and kafka sinks
 package pipelines

@@ -337,7 +337,7 @@ func (r *Runner) runStream(ctx context.Context, t *task, s *Stream) error {
 	t.tr = tr
 	t.mu.Unlock()
 	sink := &streamSink{t: tr, client: r.opts.Client}
-	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer})
+	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer, ExactlyOnce: s.ExactlyOnce})
 }
 
 func (r *Runner) runSink(ctx context.Context, _ *task, s *Sink) error {
@@ -345,11 +345,17 @@ func (r *Runner) runSink(ctx context.Context, _ *task, s *Sink) error {
 	if err != nil {
 		return fmt.Errorf("sink %q: %w", s.Name, err)
 	}
+	eo, err := sinkExactlyOnce(s, cfg, r.opts.Client.Brokers)
+	if err != nil {
+		return err
+	}
 	sink, err := s.Connector.NewSink(s.Name, cfg)
 	if err != nil {
 		return err
 	}
-	return r.rt.RunSink(ctx, s.Name, sink, sinkOptions(s))
+	opts := sinkOptions(s)
+	opts.ExactlyOnce = eo
+	return r.rt.RunSink(ctx, s.Name, sink, opts)
 }
 
 // sinkOptions are the runtime options of a sink block.

@@ -361,6 +361,7 @@ type streamSink struct {
 	t      *transformer
 	client kafkaclient.Options
 	cl     *kgo.Client
+	txn    connectors.Producer // under exactly_once, instead of cl
 	sc     connectors.SinkContext
 	res    []result
 
@@ -369,8 +370,16 @@ type streamSink struct {
 	err    error
 }
 
+// UseProducer implements connectors.TransactionalSink (exactly_once):
+// results go through the runtime's transactional client, and a failed
+// one fails the flush, which aborts the transaction.
+func (s *streamSink) UseProducer(p connectors.Producer) { s.txn = p }
+
 func (s *streamSink) Open(_ context.Context, sc connectors.SinkContext) error {
 	s.sc = sc
+	if s.txn != nil {
+		return nil
+	}
 	cl, err := kafkaclient.New(s.client, kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
@@ -420,12 +429,27 @@ func (s *streamSink) Write(ctx context.Context, rs []*kgo.Record) error {
 		if ts.IsZero() {
 			ts = r.Timestamp
 		}
-		s.cl.Produce(ctx, &kgo.Record{Topic: res.topic, Key: res.key, Value: res.value, Headers: hs, Timestamp: ts}, s.promise)
+		out := &kgo.Record{Topic: res.topic, Key: res.key, Value: res.value, Headers: hs, Timestamp: ts}
+		if s.txn != nil {
+			s.txn.Produce(ctx, out, s.promise)
+			continue
+		}
+		s.cl.Produce(ctx, out, s.promise)
 	}
 	return nil
 }
 
 func (s *streamSink) Flush(ctx context.Context) error {
+	if s.txn != nil { // the runtime flushed its client
+		s.mu.Lock()
+		failed, err := s.failed, s.err
+		s.failed, s.err = nil, nil
+		s.mu.Unlock()
+		if len(failed) > 0 {
+			return fmt.Errorf("%w: %d stream results failed (%v); aborting the transaction", connectors.ErrRetriable, len(failed), err)
+		}
+		return nil
+	}
 	if err := s.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("%w: stream flush: %v", connectors.ErrRetriable, err)
 	}

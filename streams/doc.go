@@ -46,6 +46,10 @@
 //
 // # Guarantees
 //
+// Two processing guarantees, as Kafka Streams' processing.guarantee:
+// at-least-once (the default, described first) and exactly-once
+// (Config.ExactlyOnce, described after it).
+//
 // At-least-once for outputs: offsets are committed only after every
 // record written so far (outputs, changelog entries and markers, dead
 // letters) is acknowledged. A clean stop and a rebalance commit before
@@ -86,6 +90,29 @@
 // counts while the repartition topic holds a copy of each record of the
 // victim's uncommitted input, every copy skipped once.
 //
+// Exactly-once (Config.ExactlyOnce; eos.go has the details) is Kafka
+// Streams' exactly_once_v2: one transactional producer per instance
+// (franz-go's GroupTransactSession), and each commit interval's writes
+// (outputs, repartition records, changelog entries and markers, dead
+// letters) and every task's input offsets form one transaction. A
+// read_committed consumer sees each output record once: what a crashed
+// instance wrote after its last commit is aborted (by the coordinator
+// after TransactionTimeout, 10s by default, during which read_committed
+// readers of its partitions and the next owner of its tasks wait), and
+// the next owner starts from the committed offsets with the committed
+// state. Inputs, repartition topics and changelogs (at restore) are read
+// read_committed. A zombie (an instance that lost its group membership
+// and still runs) is fenced by the group generation its offset commit
+// carries (KIP-447) and aborts. Unlike Kafka Streams, which commits
+// before tasks move, a rebalance that revokes or loses tasks during a
+// transaction aborts it, and the instance reopens the tasks it keeps
+// from their changelogs. Throughput is lower (BENCHMARKS.md): each
+// commit interval ends with a transaction commit (markers on every
+// partition written), and records are held back from read_committed
+// readers until then, so CommitInterval is also the output latency.
+// kill_eos_test.go runs the crash tests with it and reads the output
+// read_committed: every result exactly once.
+//
 // Records that fail to decode, or to give an EventTime, go to the
 // dead-letter topic (default <app>-dlq) with Kafka Connect's error
 // headers; the stream goes on. So do records an operator fails on: the
@@ -106,6 +133,7 @@
 //	dedupe.go     source positions of repartition records, duplicate skipping
 //	try.go        operators that can fail: dead letters from operators
 //	app.go        App: franz-go group client, rebalance callbacks, commit loop
+//	eos.go        exactly-once: transact session, commit/abort, stable restores
 //	driver.go     TestDriver
 //	metrics.go    per-task Prometheus metrics
 //	serde.go      Serde and the built-in formats

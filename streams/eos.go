@@ -85,6 +85,11 @@ func (a *App) begin() error {
 // is false when the transaction was aborted instead (a rebalance, an
 // abortable error): the caller resets the tasks. err is fatal.
 func (a *App) commitTxn(ctx context.Context) (committed bool, err error) {
+	// Not cut short by a stop: a transaction end whose request is
+	// canceled leaves its outcome unknown, and the session refuses to
+	// commit after that.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	defer cancel()
 	ts := a.taskList()
 	var ferr error
 	for _, t := range ts {
@@ -116,6 +121,8 @@ func (a *App) commitTxn(ctx context.Context) (committed bool, err error) {
 
 // abortTxn aborts the open transaction and resets the tasks.
 func (a *App) abortTxn(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	defer cancel()
 	if _, err := a.sess.End(ctx, kgo.TryAbort); err != nil {
 		return fmt.Errorf("streams app %s: aborting the transaction: %w", a.cfg.ApplicationID, err)
 	}

@@ -23,7 +23,7 @@ import (
 // The exactly-once variants of the crash tests (kill_test.go): the same
 // scenarios with Config.ExactlyOnce, checked on what a read_committed
 // consumer sees. They run against weir's broker; with
-// WEIR_STREAMS_TEST_KAFKA=1 they run against a real Apache Kafka 4.4
+// WEIR_EOS_TEST_KAFKA=1 they run against a real Apache Kafka 4.4
 // (internal/kafkapeer) instead, which is how the streams side was proven
 // before weir's broker had transactions.
 
@@ -69,10 +69,10 @@ func (p *peerBroker) ReadAll(topic string) []*kgo.Record {
 }
 
 // startEOSBroker starts the broker of an exactly-once crash test: weir,
-// or Apache Kafka with WEIR_STREAMS_TEST_KAFKA=1. It returns the broker
+// or Apache Kafka with WEIR_EOS_TEST_KAFKA=1. It returns the broker
 // and its address.
 func startEOSBroker(t *testing.T) (killBroker, string) {
-	if os.Getenv("WEIR_STREAMS_TEST_KAFKA") == "" {
+	if os.Getenv("WEIR_EOS_TEST_KAFKA") == "" {
 		b := testbroker.Start(t)
 		if err := probeTransactions(b.Addr); err != nil {
 			t.Skipf("weir's broker does not run transactions yet (issue 17, broker side): %v", err)

@@ -11,4 +11,12 @@
 // (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, INVALID_RECORD,
 // INVALID_TIMESTAMP) is produced again alone, since the refusal may be
 // its batch's; refused alone, it goes to the dead-letter topic.
+//
+// With exactly_once = true (connectors.SinkOptions.ExactlyOnce; the
+// destination must be the cluster the sink reads), the copies go through
+// the runtime's transactional client (connectors.TransactionalSink), and
+// each flush is one transaction with the consumed offsets: readers with
+// read_committed see each record once. A failed copy aborts the
+// transaction and the input is consumed again; a copy refused for good
+// stops the sink (leaving it out would break the exactly-once copy).
 package kafkasink

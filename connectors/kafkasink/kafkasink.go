@@ -21,6 +21,7 @@ var Spec = connectors.Spec{
 		{Name: "client_config", Type: connectors.StringMap, Sensitive: true, Doc: "Kafka client properties of the destination cluster: security.protocol, sasl.mechanism, sasl.username, sasl.password, ssl.truststore.location, ssl.keystore.location, ssl.key.password, client.id (weir run fills in its broker block's client_config when brokers is its own too)."},
 		{Name: "linger", Type: connectors.Duration, Default: "5ms", Doc: "Producer linger."},
 		{Name: "compression", Type: connectors.String, Default: "none", Enum: []string{"none", "gzip", "snappy", "lz4", "zstd"}, Doc: "Batch compression."},
+		{Name: "exactly_once", Type: connectors.Bool, Default: false, Doc: "Write the copies and commit the consumed offsets in one transaction per flush, so a read_committed consumer of topic sees each record once whatever crashes (Kafka's exactly-once; the destination must be the cluster the sink reads, i.e. brokers left to weir run)."},
 	},
 	Validate: func(c connectors.Config) error {
 		if len(c.Strings("brokers")) == 0 {
@@ -85,6 +86,9 @@ type Sink struct {
 	opts Options
 	cl   *kgo.Client
 	sc   connectors.SinkContext
+	// txn: the runtime's transactional producer under exactly-once
+	// (UseProducer), instead of cl.
+	txn connectors.Producer
 
 	mu     sync.Mutex
 	failed []failure
@@ -109,6 +113,9 @@ func New(o Options) (*Sink, error) {
 // partitioner: a key lands where Kafka's Java client would put it).
 func (s *Sink) Open(_ context.Context, sc connectors.SinkContext) error {
 	s.sc = sc
+	if s.txn != nil {
+		return nil
+	}
 	opts := append(kafkaclient.Producer(kafkaclient.AcksAll, kgo.NoCompression()), kgo.DefaultProduceTopic(s.opts.Topic))
 	cl, err := kafkaclient.New(s.opts.Client, append(opts, s.opts.Opts...)...)
 	if err != nil {
@@ -122,9 +129,21 @@ func (s *Sink) copyOf(r *kgo.Record) *kgo.Record {
 	return &kgo.Record{Topic: s.opts.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}
 }
 
+// UseProducer implements connectors.TransactionalSink: under
+// exactly-once the copies go through the runtime's transactional client
+// (the destination must be the cluster the sink reads), and a copy that
+// fails fails the flush, which aborts the transaction; one the
+// destination refuses for good (too large, invalid) stops the sink, as
+// writing around it would drop it from the transaction's output.
+func (s *Sink) UseProducer(p connectors.Producer) { s.txn = p }
+
 // produce starts producing the copy of orig.
 func (s *Sink) produce(ctx context.Context, orig *kgo.Record) {
-	s.cl.Produce(ctx, s.copyOf(orig), func(_ *kgo.Record, err error) {
+	p := connectors.Producer(s.cl)
+	if s.txn != nil {
+		p = s.txn
+	}
+	p.Produce(ctx, s.copyOf(orig), func(_ *kgo.Record, err error) {
 		if err == nil {
 			return
 		}
@@ -158,6 +177,9 @@ func (s *Sink) Write(ctx context.Context, rs []*kgo.Record) error {
 // dead-letter topic. Other failed copies are produced again and reported
 // as retriable.
 func (s *Sink) Flush(ctx context.Context) error {
+	if s.txn != nil {
+		return s.flushTxn()
+	}
 	if err := s.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("%w: kafka sink flush: %v", connectors.ErrRetriable, err)
 	}
@@ -184,6 +206,22 @@ func (s *Sink) Flush(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("%w: kafka sink: %d records to %s failed (%v); producing them again", connectors.ErrRetriable, again, s.opts.Topic, err)
+}
+
+// flushTxn reports the copies that failed in the transaction (the
+// runtime has flushed its client before).
+func (s *Sink) flushTxn() error {
+	s.mu.Lock()
+	failed, err := s.failed, s.err
+	s.failed, s.err = nil, nil
+	s.mu.Unlock()
+	if len(failed) == 0 {
+		return nil
+	}
+	if refused(err) {
+		return fmt.Errorf("kafka sink: topic %s refused a record (%v): under exactly_once the sink stops rather than leave it out", s.opts.Topic, err)
+	}
+	return fmt.Errorf("%w: kafka sink: %d records to %s failed (%v); aborting the transaction", connectors.ErrRetriable, len(failed), s.opts.Topic, err)
 }
 
 // Close closes the producer.
