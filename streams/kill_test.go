@@ -403,7 +403,7 @@ func (r *killRun) caughtUp(ctx context.Context) error {
 	for i, topic := range append([]string{r.input}, r.internal...) {
 		var err error
 		if r.cc.ExactlyOnce {
-			err = groupCaughtUpTxn(ctx, r.adm, r.cc.AppID, topic, i > 0)
+			err = groupCaughtUpTxn(ctx, r.adm, r.cc.Broker, r.cc.AppID, topic, i > 0)
 		} else {
 			err = groupCaughtUp(ctx, r.adm, r.cc.AppID, topic)
 		}

@@ -21,14 +21,10 @@ import (
 )
 
 // eosBroker returns the address of a broker that runs transactions:
-// weir's (the test skips, saying why, while it cannot run one), or
-// Apache Kafka 4.4 with WEIR_EOS_TEST_KAFKA=1.
+// weir's, or Apache Kafka 4.4 with WEIR_EOS_TEST_KAFKA=1.
 func eosBroker(t *testing.T) string {
 	if os.Getenv("WEIR_EOS_TEST_KAFKA") == "" {
 		b := testbroker.Start(t)
-		if err := probeTransactions(b.Addr); err != nil {
-			t.Skipf("weir's broker does not run transactions yet (issue 17, broker side): %v", err)
-		}
 		return b.Addr
 	}
 	if why := kafkapeer.Available(); why != "" {
@@ -45,25 +41,6 @@ func eosBroker(t *testing.T) string {
 	}
 	t.Cleanup(k.Stop)
 	return k.Plaintext
-}
-
-// probeTransactions runs one transaction on the broker at addr.
-func probeTransactions(addr string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}, RetryTimeout: 10 * time.Second},
-		kgo.TransactionalID("weir-kafkasink-probe"), kgo.AllowAutoTopicCreation())
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	if err := cl.BeginTransaction(); err != nil {
-		return err
-	}
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "weir-kafkasink-probe", Value: []byte("probe")}).FirstErr(); err != nil {
-		return err
-	}
-	return cl.EndTransaction(ctx, kgo.TryCommit)
 }
 
 // TestExactlyOnceAcrossRebalance: two exactly-once kafka sink tasks in
