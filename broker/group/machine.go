@@ -135,6 +135,10 @@ type group struct {
 	// (maybe empty, after OffsetDelete) until its marker: the group has
 	// an open transaction.
 	txnOffsets map[int64]map[topicPartition]Offset
+	// txnInflight counts TxnOffsetCommit writes of each partition queued
+	// but not yet written: require_stable fetches see them as pending
+	// already (Kafka replays a write before it is committed).
+	txnInflight map[topicPartition]int
 }
 
 func (g *group) is(s State) bool { return g.state == s }
@@ -263,7 +267,7 @@ func (m *Machine) getOrCreate(id string, now time.Time, create bool) *group {
 			id: id, partition: PartitionFor(id, m.nparts), state: Empty, stateSince: now,
 			members: map[string]*member{}, pending: map[string]time.Time{}, static: map[string]string{},
 			offsets: map[topicPartition]Offset{}, inflight: map[topicPartition]int{},
-			txnOffsets: map[int64]map[topicPartition]Offset{},
+			txnOffsets: map[int64]map[topicPartition]Offset{}, txnInflight: map[topicPartition]int{},
 		}
 		m.groups[id] = g
 	}

@@ -156,7 +156,7 @@ func (m *Machine) FetchOffsets(group string, topics []kmsg.OffsetFetchRequestTop
 		p := kmsg.NewOffsetFetchResponseTopicPartition()
 		p.Partition = tp.partition
 		p.Offset, p.LeaderEpoch, p.Metadata = -1, -1, kmsg.StringPtr("")
-		if requireStable && g != nil && g.hasPending(tp) {
+		if requireStable && g != nil && g.unstable(tp) {
 			p.ErrorCode = kerr.UnstableOffsetCommit.Code
 			return p
 		}

@@ -8,7 +8,9 @@ package group
 // the group's committed offsets (each unless a later commit of the
 // partition was written after it), an abort drops them. OffsetFetch with
 // require_stable answers UNSTABLE_OFFSET_COMMIT for a partition with a
-// pending offset; OffsetDelete and DeleteGroups tombstone pending offsets
+// pending offset, or one still being written (Kafka replays a write
+// before it is committed, so a rebalancing consumer cannot read the old
+// offset in that window); OffsetDelete and DeleteGroups tombstone pending offsets
 // too; expiry keeps a partition with a pending offset, and a group with
 // an open transaction.
 
@@ -144,12 +146,16 @@ func (m *Machine) TxnCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest, exi
 	}
 	for _, s := range slots {
 		g.inflight[s.tp]++
+		g.txnInflight[s.tp]++
 	}
 	pid := req.ProducerID
 	m.writes = append(m.writes, &Write{Partition: g.partition, Records: recs, ProducerID: pid, ProducerEpoch: req.ProducerEpoch, done: func(now time.Time, err error) {
 		for _, s := range slots {
 			if g.inflight[s.tp]--; g.inflight[s.tp] <= 0 {
 				delete(g.inflight, s.tp)
+			}
+			if g.txnInflight[s.tp]--; g.txnInflight[s.tp] <= 0 {
+				delete(g.txnInflight, s.tp)
 			}
 		}
 		if err != nil {
@@ -254,6 +260,12 @@ func (g *group) hasPending(tp topicPartition) bool {
 		}
 	}
 	return false
+}
+
+// unstable reports whether a require_stable fetch of tp must wait: an
+// open transaction holds an offset of it, or one is being written.
+func (g *group) unstable(tp topicPartition) bool {
+	return g.txnInflight[tp] > 0 || g.hasPending(tp)
 }
 
 // dropPending removes tp from every open transaction of g (an offset
