@@ -14,8 +14,14 @@
 //	dispatch.go       API registry, request header parsing, Handler contract
 //	partitions.go     the partition table: topics of the metadata, the logs
 //	                  and replicas of the partitions hosted here
-//	replication.go    wiring of broker/replica: producer state and groups
-//	                  follow partition leadership
+//	replication.go    wiring of broker/replica: producer state, groups and
+//	                  transactional ids follow partition leadership
+//	txn_support.go    wiring of the transaction coordinator (broker/txncoord):
+//	                  __transaction_state storage, marker writer (local or
+//	                  WriteTxnMarkers over the inter-broker listener), the
+//	                  inter-broker client, leadership following
+//	txn_hooks.go      the seams between produce/markers, the transaction
+//	                  coordinator and the group coordinator (verifyTxnProduce)
 //	metrics.go        every Prometheus metric the server exports
 //	authz.go          the authorization hooks the handlers call
 //	                  (broker/acl answers; nil Config.Authorizer allows all)
