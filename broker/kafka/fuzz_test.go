@@ -124,6 +124,15 @@ func fuzzSeeds() [][]byte {
 		add(r)
 	}
 	out = append(out, []byte{0, 18, 0, 99, 0, 0, 0, 1, 0xff, 0xff}, []byte{0, 3}, []byte{})
+	for _, v := range []int16{0, 3} {
+		add(txnOffsetCommitReq(v, "tx", "g", map[string][]int32{"fuzz": {0}}))
+	}
+	{
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Version, r.Group, r.RequireStable = 7, "g", true
+		r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "fuzz", Partitions: []int32{0}}}
+		add(r)
+	}
 	return out
 }
 
