@@ -27,12 +27,17 @@ func (s *Server) appendIdempotent(p *partition, records []byte, epoch int32, ori
 
 // lastStableOffset is the partition's last stable offset: the high
 // watermark, held back to the first offset of the earliest transaction
-// that is ongoing or whose marker is not committed yet (leaders only;
-// elsewhere the high watermark).
+// that is ongoing or whose marker is not committed yet. Without producer
+// state (a new leader still loading it, or a follower) the log's last
+// known first unstable offset (the previous leader's LSO as this broker
+// fetched it) holds it back instead.
 func (p *partition) lastStableOffset() int64 {
 	hw := p.log.HighWatermark()
 	if prod := p.producers(); prod != nil {
 		return prod.LastStableOffset(hw)
+	}
+	if f := p.log.FirstUnstableOffset(); f >= 0 && f < hw {
+		return f
 	}
 	return hw
 }

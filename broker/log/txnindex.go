@@ -241,6 +241,14 @@ func (l *Log) SetFirstUnstableOffset(off int64) {
 	l.mu.Unlock()
 }
 
+// FirstUnstableOffset is the value last given to SetFirstUnstableOffset
+// (-1: none known).
+func (l *Log) FirstUnstableOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.firstUnstable
+}
+
 // compactLimitLocked is the offset compaction stays below.
 func (l *Log) compactLimitLocked() int64 {
 	if l.firstUnstable >= 0 {
