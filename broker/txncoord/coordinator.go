@@ -275,9 +275,12 @@ func (c *Coordinator) with(fn func(m *Machine, now time.Time)) *kerr.Error {
 		return kerr.CoordinatorNotAvailable
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return kerr.CoordinatorNotAvailable
+	}
 	fn(c.m, c.now())
 	c.flush()
-	c.mu.Unlock()
 	return nil
 }
 
@@ -330,6 +333,22 @@ type writer struct {
 // flush hands the Machine's new Writes to their writers and starts its
 // marker jobs. c.mu held.
 func (c *Coordinator) flush() {
+	if c.closed {
+		// Nothing new is appended after Close: the writes fail, the
+		// marker jobs are dropped (the next coordinator resends them).
+		now := c.now()
+		for {
+			ws := c.m.TakeWrites()
+			if len(ws) == 0 {
+				break
+			}
+			for _, w := range ws {
+				w.Done(now, ErrClosed)
+			}
+		}
+		c.m.TakeMarkers()
+		return
+	}
 	for _, w := range c.m.TakeWrites() {
 		wr := c.writers[w.Partition]
 		if wr == nil {
@@ -343,9 +362,6 @@ func (c *Coordinator) flush() {
 		}
 	}
 	for _, mk := range c.m.TakeMarkers() {
-		if c.closed {
-			continue
-		}
 		p := PartitionFor(mk.TransactionalID, c.m.nparts)
 		j := c.parts[p]
 		if j == nil {
