@@ -47,7 +47,7 @@ func MetaSettings(typ string) []connectors.Field {
 		return []connectors.Field{
 			{Name: metaTopic, Type: connectors.String, Required: true, Doc: "the topic the source writes its records to: topic.<name> or a topic name"},
 			{Name: metaTransforms, Type: connectors.StringList, Doc: "names of transform blocks whose steps run over each record, before the step blocks written inside the source"},
-			{Name: metaExactlyOnce, Type: connectors.Bool, Default: false, Doc: "write each commit interval's records and the source positions they reach in one Kafka transaction (Kafka Connect's exactly.once.support): after a crash the source resumes from the last committed positions and consumers reading with isolation.level=read_committed see each record once; a push source (http, syslog) answers senders only once their records are committed"},
+			{Name: metaExactlyOnce, Type: connectors.Bool, Default: false, Doc: "write each commit interval's records and the source positions they reach in one Kafka transaction (Kafka Connect's exactly.once.support): after a crash the source resumes from the last committed positions and consumers reading with isolation.level=read_committed see each record once; the http source answers a request only once its records are committed"},
 		}
 	}
 	return []connectors.Field{
