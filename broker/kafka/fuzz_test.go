@@ -133,6 +133,40 @@ func fuzzSeeds() [][]byte {
 		r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "fuzz", Partitions: []int32{0}}}
 		add(r)
 	}
+	// The transaction coordinator's requests (txcoord).
+	{
+		r := kmsg.NewPtrFindCoordinatorRequest()
+		r.Version, r.CoordinatorKey, r.CoordinatorType = 3, "tx", 1
+		add(r)
+		ip := kmsg.NewPtrInitProducerIDRequest()
+		ip.Version, ip.TransactionalID, ip.TransactionTimeoutMillis, ip.ProducerID, ip.ProducerEpoch = 4, kmsg.StringPtr("tx"), 60000, -1, -1
+		add(ip)
+		for _, v := range []int16{0, 3} {
+			ap := kmsg.NewPtrAddPartitionsToTxnRequest()
+			ap.Version, ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = v, "tx", 1, 0
+			ap.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "fuzz", Partitions: []int32{0, 1}}}
+			add(ap)
+		}
+		av := kmsg.NewPtrAddPartitionsToTxnRequest()
+		av.Version = 5
+		av.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{{TransactionalID: "tx", ProducerID: 1, VerifyOnly: true,
+			Topics: []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "fuzz", Partitions: []int32{0}}}}}
+		add(av)
+		ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+		ao.Version, ao.TransactionalID, ao.ProducerID, ao.Group = 3, "tx", 1, "g"
+		add(ao)
+		for _, v := range []int16{0, 3} {
+			e := kmsg.NewPtrEndTxnRequest()
+			e.Version, e.TransactionalID, e.ProducerID, e.Commit = v, "tx", 1, v == 3
+			add(e)
+		}
+		d := kmsg.NewPtrDescribeTransactionsRequest()
+		d.TransactionalIDs = []string{"tx", ""}
+		add(d)
+		l := kmsg.NewPtrListTransactionsRequest()
+		l.Version, l.StateFilters, l.ProducerIDFilters, l.DurationFilterMillis, l.TransactionalIDPattern = 2, []string{"Ongoing", "x"}, []int64{1}, 0, kmsg.StringPtr("t.*")
+		add(l)
+	}
 	return out
 }
 
