@@ -69,35 +69,6 @@ func (s *Server) openProducerState(topic string, p *partition) {
 	p.prod = ps
 }
 
-// closeProducerState writes a partition's final producer-state snapshot
-// and drops it (leadership moved away: the state is rebuilt from the log
-// when it comes back).
-func (s *Server) closeProducerState(topic string, p *partition) {
-	p.prodMu.Lock()
-	prod := p.prod
-	p.prod = nil
-	p.prodMu.Unlock()
-	if prod == nil {
-		return
-	}
-	if err := prod.Close(); err != nil {
-		s.storageError(err)
-		s.log.Warn("closing producer state failed", zap.String("topic", topic), zap.Int32("partition", p.index), zap.Error(err))
-	}
-}
-
-// pruneProducerSnapshots removes producer-state snapshots past a
-// follower's log end after its tail was truncated (opening the state does
-// that; the follower does not keep it open).
-func (s *Server) pruneProducerSnapshots(topic string, p *partition) {
-	ps, err := txn.OpenPartition(s.fs, p.log, s.producerOptions())
-	if err != nil {
-		s.log.Warn("pruning producer-state snapshots after truncation failed", zap.String("topic", topic), zap.Int32("partition", p.index), zap.Error(err))
-		return
-	}
-	ps.Discard()
-}
-
 func (s *Server) producerOptions() txn.Options {
 	return txn.Options{
 		Expiration: s.cfg.BrokerConfig.ProducerIDExpiration(),

@@ -1,24 +1,28 @@
 package kafka
 
 // Wiring of replication (weir/broker/replica) into the server: the
-// replica manager follows the partition table's leadership changes; when
-// this broker becomes a partition's leader it loads the partition's
-// producer state (rebuilt from the log, so idempotence survives a leader
-// change) and, for __consumer_offsets, the groups of that partition (for
-// __transaction_state, its transactional ids); when it stops leading it
-// snapshots and drops the producer state and unloads the groups (the
-// transactional ids). A follower whose tail was truncated prunes the producer
-// snapshots past its new log end.
+// replica manager follows the partition table's leadership changes. Every
+// replica keeps the partition's producer state (broker/txn): a leader
+// through its appends, a follower by applying the batches it fetches
+// (onReplicaAppend; opened from its newest snapshot and the log at the
+// first one), so a new leader has the ongoing transactions, sequences and
+// aborted-transaction index without a replay; a follower whose tail was
+// truncated rebuilds it from the log. When this broker becomes leader of
+// __consumer_offsets or __transaction_state it loads that partition's
+// groups (transactional ids), and unloads them when it stops leading.
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
 	"go.uber.org/zap"
 
 	"weir/broker/group"
+	"weir/broker/log"
 	"weir/broker/metadata"
 	"weir/broker/replica"
+	"weir/broker/txn"
 	"weir/broker/txncoord"
 )
 
@@ -44,6 +48,7 @@ func (s *Server) newReplicaManager() *replica.Manager {
 		OnLeader:         s.onLeader,
 		OnFollower:       s.onFollower,
 		OnTruncate:       s.onTruncate,
+		OnReplicaAppend:  s.onReplicaAppend,
 		OnStorageError:   s.storageError,
 		Logger:           s.log.Named("replica"),
 		Now:              s.now,
@@ -77,7 +82,8 @@ func (s *Server) onFollower(rp *replica.Partition) {
 	if p == nil {
 		return
 	}
-	s.closeProducerState(rp.Topic, p)
+	// The producer state stays open: the follower keeps it up to date
+	// from the fetched batches (onReplicaAppend), as Kafka's followers do.
 	if rp.Topic == group.OffsetsTopic {
 		go s.followGroupLeadership(rp)
 	}
@@ -87,8 +93,44 @@ func (s *Server) onFollower(rp *replica.Partition) {
 }
 
 func (s *Server) onTruncate(rp *replica.Partition) {
-	if p := s.hosted(rp); p != nil && p.producers() == nil {
-		s.pruneProducerSnapshots(rp.Topic, p)
+	p := s.hosted(rp)
+	if p == nil {
+		return
+	}
+	// The state covers records that are gone: rebuild it from the log
+	// (which also removes the snapshots past the new log end).
+	p.prodMu.Lock()
+	prod := p.prod
+	p.prod = nil
+	p.prodMu.Unlock()
+	if prod != nil {
+		prod.Discard()
+	}
+	s.openProducerState(rp.Topic, p)
+}
+
+// onReplicaAppend applies a follower's fetched batches to its producer
+// state (opened from the log the first time: that replay covers them).
+func (s *Server) onReplicaAppend(rp *replica.Partition, records []byte, info log.AppendInfo) {
+	p := s.hosted(rp)
+	if p == nil {
+		return
+	}
+	prod := p.producers()
+	if prod == nil {
+		s.openProducerState(rp.Topic, p)
+		return
+	}
+	if err := prod.ApplyReplica(records, info.FirstOffset); err != nil && !errors.Is(err, txn.ErrClosed) {
+		s.storageError(err)
+		s.log.Warn("applying replicated batches to the producer state failed; rebuilding it from the log",
+			zap.String("topic", rp.Topic), zap.Int32("partition", p.index), zap.Error(err))
+		p.prodMu.Lock()
+		if p.prod == prod {
+			p.prod = nil
+		}
+		p.prodMu.Unlock()
+		prod.Discard()
 	}
 }
 

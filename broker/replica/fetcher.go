@@ -446,7 +446,11 @@ func (f *fetcher) handle(w work, rp *kmsg.FetchResponseTopicPartition, lg *zap.L
 		return
 	}
 	if len(b) > 0 {
-		if _, err := l.AppendReplica(b); err != nil {
+		info, err := l.AppendReplica(b)
+		if err == nil && info.FirstOffset <= info.LastOffset && f.m.cfg.OnReplicaAppend != nil {
+			f.m.cfg.OnReplicaAppend(w.p, b, info)
+		}
+		if err != nil {
 			f.m.storageError(err)
 			f.m.warn.Log("append/"+w.p.Name(), err.Error(), "appending fetched batches failed; truncating by epoch again",
 				zap.Int32("leader", f.leader), zap.String("partition", w.p.Name()), zap.Error(err))

@@ -54,6 +54,12 @@ type Config struct {
 	// OnTruncate runs after a follower cut its log's tail or restarted it
 	// (the producer state of the removed records must go too).
 	OnTruncate func(p *Partition)
+	// OnReplicaAppend runs after a follower appended fetched batches
+	// (records: the fetched bytes, info: what AppendReplica appended;
+	// batches below info.FirstOffset were already there), on the
+	// fetcher's goroutine, before the next append to p: the broker keeps
+	// the follower's producer state up to date with it.
+	OnReplicaAppend func(p *Partition, records []byte, info log.AppendInfo)
 	// OnStorageError gets every error of a follower's writes to its log
 	// (appends, truncation), so the broker can tell a full or failing
 	// disk (see broker/kafka's storage state); nil: ignored.

@@ -28,11 +28,14 @@
 //   - Producers with a transaction ongoing never expire.
 //   - The LSO is published after every change so Fetch reads it without
 //     the state lock (Partition.LastStableOffset).
-//   - The state (ongoing transactions included) is only kept on a
-//     partition's leader; a broker becoming leader rebuilds it from its
-//     newest snapshot and the log (markers read with
-//     log.ScanBatchesControl), which also re-adds aborted-index entries a
-//     follower never wrote.
+//   - Every replica keeps the state: a leader through Append, a follower
+//     through ApplyReplica with the batches it fetched (no checks, Kafka's
+//     REPLICATION origin; markers end transactions and write the
+//     follower's own aborted index), so a new leader knows the ongoing
+//     transactions at once. Opening replays the log from the newest
+//     snapshot (markers read with log.ScanBatchesControl) and re-adds
+//     aborted-index entries a crash lost; a follower whose tail was cut
+//     reopens it.
 //
 // # Layers
 //

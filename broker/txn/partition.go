@@ -342,6 +342,60 @@ func (p *Partition) Append(records []byte, origin Origin, appendFn func() (log.A
 	return Result{Info: info, Completed: done}, nil
 }
 
+// ApplyReplica records batches a follower appended as they are (the
+// leader's offsets are in their headers): batches with a base offset
+// below from were in the log already and are skipped. No checks run, as
+// Kafka applies replicated batches (origin REPLICATION); markers end
+// transactions and aborted ones go to the log's index, so the follower
+// has the leader's producer state when it takes over.
+func (p *Partition) ApplyReplica(records []byte, from int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return fmt.Errorf("txn: partition %s: %w", p.dir, ErrClosed)
+	}
+	now := p.opts.Now()
+	nowMs := now.UnixMilli()
+	changed := false
+	for off := 0; off < len(records); {
+		h, err := log.ParseBatchHeader(records[off:])
+		if err != nil || h.Size() > int64(len(records)-off) {
+			break
+		}
+		raw := records[off : off+int(h.Size())]
+		off += int(h.Size())
+		if h.BaseOffset < from {
+			continue
+		}
+		var control []byte
+		if h.IsControl() {
+			control = raw
+		}
+		b := batchOf(h, control)
+		if !b.touchesState() {
+			continue
+		}
+		lat := int64(-1)
+		if h.Attributes&log.AttrLogAppendTime != 0 {
+			lat = h.MaxTimestamp
+		}
+		done := p.state.Apply([]Batch{b}, h.BaseOffset, lat, nowMs)
+		changed = true
+		if err := p.indexAborted(done); err != nil {
+			p.unapplied = true
+			return err
+		}
+	}
+	if !changed {
+		return nil
+	}
+	p.state.OnHighWatermark(p.log.HighWatermark())
+	p.publishLocked()
+	p.dirty = true
+	p.maintainLocked(now)
+	return nil
+}
+
 // LastStableOffset is the partition's last stable offset given its high
 // watermark hw: min(hw, first offset of the earliest unstable transaction)
 // (Kafka's UnifiedLog.lastStableOffset). Cheap when the partition never

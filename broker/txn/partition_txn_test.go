@@ -83,3 +83,54 @@ func TestPartitionTransactionsSurviveRestarts(t *testing.T) {
 		t.Fatalf("after the last commit: LSO %d, end %d", lso, f.l.EndOffset())
 	}
 }
+
+// TestFollowerStateMatchesLeader: a follower that appends the leader's
+// batches as they are (AppendReplica) and applies them (ApplyReplica,
+// refetched batches included) has the leader's producers, ongoing
+// transactions, LSO and aborted-transaction index.
+func TestFollowerStateMatchesLeader(t *testing.T) {
+	mem := vfs.NewMem()
+	lead := newFixture(t, mem, "/leader/t-0")
+	fol := newFixture(t, mem, "/follower/t-0")
+	var appended [][]byte
+	add := func(origin Origin, b []byte) {
+		lead.appendAs(origin, b)
+		appended = append(appended, b) // stamped in place by the log
+	}
+	add(FromClient, txnBatch(1, 0, 0, 3))
+	add(FromClient, makeBatch(4, 0, 0, 2, 1000))
+	add(FromClient, txnBatch(2, 0, 0, 2))
+	add(FromCoordinator, log.BuildEndTxnMarker(1, 0, log.EndTxnMarker{Commit: false, CoordinatorEpoch: 2}, 5))
+	add(FromClient, txnBatch(3, 1, 0, 1))
+	add(FromCoordinator, log.BuildEndTxnMarker(2, 0, log.EndTxnMarker{Commit: true, CoordinatorEpoch: 2}, 5))
+	add(FromClient, makeBatch(4, 0, 2, 1, 1000))
+	// Fetched in two rounds, the second repeating the first's tail.
+	send := func(bs [][]byte) {
+		var b []byte
+		for _, x := range bs {
+			b = append(b, x...)
+		}
+		info, err := fol.l.AppendReplica(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fol.p.ApplyReplica(b, info.FirstOffset); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(appended[:4])
+	send(appended[2:])
+	if !slices.EqualFunc(lead.p.Producers(), fol.p.Producers(), func(a, b Producer) bool {
+		return a.ID == b.ID && a.Epoch == b.Epoch && a.TxnFirstOffset == b.TxnFirstOffset &&
+			a.CoordinatorEpoch == b.CoordinatorEpoch && slices.Equal(a.Batches, b.Batches)
+	}) {
+		t.Fatalf("follower producers %+v\nleader %+v", fol.p.Producers(), lead.p.Producers())
+	}
+	hw := lead.l.EndOffset()
+	if a, b := lead.p.LastStableOffset(hw), fol.p.LastStableOffset(hw); a != b || a != 8 {
+		t.Fatalf("LSO leader %d follower %d, want 8", a, b)
+	}
+	if a, b := lead.l.AbortedTxns(), fol.l.AbortedTxns(); !slices.Equal(a, b) || len(a) != 1 {
+		t.Fatalf("aborted index leader %+v follower %+v", a, b)
+	}
+}
