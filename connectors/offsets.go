@@ -29,17 +29,21 @@ import (
 // Exactly-once on restart: every record a source task produces carries a
 // SourceHeader (connector, source partition, seq, position). On start the
 // task reads the stored positions, then scans the destination partitions
-// from the scan offsets to their ends and takes, per source partition, the
-// position with the highest seq found in either place. Records the broker
-// acknowledged after the last stored commit (or that a killed process had
-// in flight) are thus found in the topic itself and never produced twice.
+// from the scan offsets to their ends and advances, per source partition,
+// the stored position through the unbroken run of seqs found after it.
+// Records the broker acknowledged after the last stored commit are thus
+// found in the topic itself and not produced again.
 // The task writes a scan record before it produces its first record to a
 // partition, so the scan always covers what the previous run wrote.
 //
 // The scan is at-least-once's best effort: records of one source
 // partition spread over destination partitions, so a kill can leave a
-// later seq acknowledged and an earlier one not (the restart skips the
-// earlier), or a record in flight unacknowledged (repeated). An
+// later seq acknowledged and an earlier one not; the restart resumes
+// after the last seq of the unbroken run from the stored one, so the
+// earlier one is read again (not skipped) and the later ones are
+// repeated, as are records in flight that were not acknowledged and a
+// dead-lettered record's successors (the dead-letter topic is not
+// scanned). An
 // exactly-once task (SourceOptions.ExactlyOnce, source_txn.go) closes that
 // gap: it writes records, positions and scan marks in one transaction
 // and reads both the offsets topic and the scan with read_committed, so
@@ -192,22 +196,43 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 	}
 	// Partitions not in the scan record were never written by this
 	// connector: skip them rather than reading them from the start.
+	found := map[string]map[uint64][]byte{} // source partition → seq → position
 	err = readRangeKnown(ctx, co, adm, from, committed, func(r *kgo.Record) {
 		for _, h := range r.Headers {
 			if h.Key != SourceHeader {
 				continue
 			}
 			c, sp, seq, pos, err := parseSourceHeader(h.Value)
-			if err != nil || c != connector {
+			if err != nil || c != connector || seq <= out[sp].Seq {
 				continue
 			}
-			if cur, ok := out[sp]; !ok || seq > cur.Seq {
-				out[sp] = storedPos{Seq: seq, Pos: append([]byte(nil), pos...)}
+			if found[sp] == nil {
+				found[sp] = map[uint64][]byte{}
 			}
+			found[sp][seq] = append([]byte(nil), pos...)
 		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scanning destination topics for positions of %s: %w", connector, err)
+	}
+	// A source partition resumes after the last record of an unbroken run
+	// of seqs from its stored one: a record missing from the run (still
+	// in flight when the task died, in another destination partition than
+	// later ones) is read again rather than skipped, and records found
+	// after it are written again (at-least-once; an exactly-once task's
+	// scan finds none beyond its committed positions).
+	for sp, seqs := range found {
+		cur := out[sp]
+		for {
+			pos, ok := seqs[cur.Seq+1]
+			if !ok {
+				break
+			}
+			cur = storedPos{Seq: cur.Seq + 1, Pos: pos}
+		}
+		if cur.Seq > out[sp].Seq {
+			out[sp] = cur
+		}
 	}
 	return out, nil
 }
