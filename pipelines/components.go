@@ -371,6 +371,7 @@ func (l *loader) decodeSink(b *hcl.Block) (*Sink, hcl.Diagnostics) {
 	d = l.blockDiags(b, k, raw, d, nb)
 	diags = append(diags, d...)
 	s.Raw, s.Config = raw, cfg
+	diags = append(diags, l.sinkExactlyOnceDiags(c, cfg)...)
 	var th []string
 	for _, t := range s.From {
 		th = append(th, l.topicHash(t))

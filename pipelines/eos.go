@@ -3,6 +3,9 @@ package pipelines
 import (
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"weir/connectors"
 )
@@ -35,4 +38,34 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// sinkExactlyOnceDiags refuses exactly_once = true on a sink whose
+// brokers name another cluster than the pipeline's (the broker block's
+// brokers, or the embedded broker when there is none): the consumed
+// offsets and the records written cannot share a transaction across
+// clusters.
+func (l *loader) sinkExactlyOnceDiags(c *hcl.BodyContent, cfg connectors.Config) hcl.Diagnostics {
+	a, ok := c.Attributes[metaExactlyOnce]
+	if !ok || cfg == nil || !cfg.Bool(metaExactlyOnce) {
+		return nil
+	}
+	own := cfg.Strings(brokersSetting)
+	if _, set := c.Attributes[brokersSetting]; !set || len(own) == 0 {
+		return nil
+	}
+	var run []string
+	if l.cfg.Broker != nil {
+		run = l.cfg.Broker.External
+	}
+	if len(run) > 0 && sameSet(own, run) {
+		return nil
+	}
+	where := "the embedded broker"
+	if len(run) > 0 {
+		where = "the broker block's brokers (" + strings.Join(run, ", ") + ")"
+	}
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "exactly_once across clusters",
+		Detail:  fmt.Sprintf("exactly_once commits the records the sink writes and the offsets it consumed in one transaction, so the sink must write to the cluster it reads, %s, not %s. Remove brokers, or exactly_once.", where, strings.Join(own, ", ")),
+		Subject: a.Expr.Range().Ptr()}}
 }

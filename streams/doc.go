@@ -106,9 +106,10 @@
 // carries (KIP-447) and aborts. Unlike Kafka Streams, which commits
 // before tasks move, a rebalance that revokes or loses tasks during a
 // transaction aborts it, and the instance reopens the tasks it keeps
-// from their changelogs. Throughput is lower (BENCHMARKS.md): each
-// commit interval ends with a transaction commit (markers on every
-// partition written), and records are held back from read_committed
+// from their changelogs. The cost is per commit (BENCHMARKS.md): each
+// commit interval ends with a transaction commit (TxnOffsetCommit,
+// EndTxn, markers on every partition written) during which the instance
+// processes nothing, and records are held back from read_committed
 // readers until then, so CommitInterval is also the output latency.
 // kill_eos_test.go runs the crash tests with it and reads the output
 // read_committed: every result exactly once.
