@@ -18,12 +18,18 @@ import (
 // the markers to partition leaders on other brokers (WriteTxnMarkers over
 // the inter-broker listener), and when the coordinator is lost the new
 // leader of the state partition loads the transaction and finishes it.
-func TestTxnCoordinatorAcrossBrokers(t *testing.T) {
+func TestTxnCoordinatorAcrossBrokers(t *testing.T) { txnAcrossBrokers(t) }
+
+// The same with every listener SSL: markers and verification go over the
+// inter-broker listener's TLS with the broker's client certificate.
+func TestTxnCoordinatorAcrossBrokersTLS(t *testing.T) { txnAcrossBrokers(t, TLS()) }
+
+func txnAcrossBrokers(t *testing.T, opts ...Option) {
 	if testing.Short() {
 		t.Skip("3-broker cluster")
 	}
 	t.Parallel()
-	c := NewCluster(t, Brokers(3), BrokerConfig(map[string]string{"transaction.state.log.num.partitions": "5"}))
+	c := NewCluster(t, append([]Option{Brokers(3), BrokerConfig(map[string]string{"transaction.state.log.num.partitions": "5"})}, opts...)...)
 	c.CreateTopic("txo", 3, 3, nil)
 	cl := c.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -323,8 +323,10 @@ func (s *Server) writeMarkersAt(ctx context.Context, leader int32, mk txncoord.M
 }
 
 // interBrokerRequest sends req to broker id over the inter-broker
-// listener (its registered address, TLS as the replica fetchers use it)
-// and returns the response.
+// listener (its registered address, TLS as the replica fetchers use it:
+// Config.ReplicaDial and Config.ReplicaTLS; like them, no SASL) and
+// returns the response. The client (franz-go, one per server) learns
+// the brokers from the Metadata of that listener.
 func (s *Server) interBrokerRequest(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
 	ts := s.txnSupport()
 	ts.ibOnce.Do(func() {
