@@ -285,7 +285,9 @@ func TestTxnTimeoutAborts(t *testing.T) {
 	createTopic(t, b, "tx-slow", 1, nil)
 	rc := dialRaw(t, b.addr)
 	findTxnCoordinator(t, rc, "tx-slow")
-	r := txnInit(rc, 4, "tx-slow", 200, -1, -1)
+	// transaction.timeout.ms 1 s: room for reading the log end below
+	// before the abort, on a loaded machine.
+	r := txnInit(rc, 4, "tx-slow", 1000, -1, -1)
 	if r.ErrorCode != 0 {
 		t.Fatalf("InitProducerId: %s", codeName(r.ErrorCode))
 	}
@@ -305,7 +307,7 @@ func TestTxnTimeoutAborts(t *testing.T) {
 	if after := b.logEnd(t, "tx-slow", 0); after != before+1 {
 		t.Errorf("end offset %d -> %d, want one abort marker", before, after)
 	}
-	if r2 := txnInit(rc, 4, "tx-slow", 200, r.ProducerID, r.ProducerEpoch+1); r2.ErrorCode != 0 || r2.ProducerEpoch != r.ProducerEpoch+2 {
+	if r2 := txnInit(rc, 4, "tx-slow", 1000, r.ProducerID, r.ProducerEpoch+1); r2.ErrorCode != 0 || r2.ProducerEpoch != r.ProducerEpoch+2 {
 		t.Errorf("InitProducerId after the timeout: %s epoch %d", codeName(r2.ErrorCode), r2.ProducerEpoch)
 	}
 }
@@ -379,7 +381,7 @@ func TestTxnIDExpiration(t *testing.T) {
 	b := startBroker(t)
 	cfg := txncoord.DefaultConfig()
 	cfg.StateLogPartitions = 3
-	cfg.IDExpiration = 300 * time.Millisecond
+	cfg.IDExpiration = 2 * time.Second // room for the first Describe on a loaded machine
 	cfg.RemoveExpiredInterval = 50 * time.Millisecond
 	if err := b.srv.SetTxnConfig(cfg); err != nil {
 		t.Fatal(err)
