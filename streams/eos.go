@@ -87,8 +87,12 @@ func (a *App) begin() error {
 func (a *App) commitTxn(ctx context.Context) (committed bool, err error) {
 	// Not cut short by a stop: a transaction end whose request is
 	// canceled leaves its outcome unknown, and the session refuses to
-	// commit after that.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	// commit after that. Bounded by the transaction timeout (past it the
+	// coordinator aborts the transaction anyway): a zombie whose group
+	// membership is gone can wait on a heartbeat that never comes, and
+	// then stops with the error (fail-stop; its supervisor starts it
+	// again with a new producer and the committed offsets).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.TransactionTimeout+5*time.Second)
 	defer cancel()
 	ts := a.taskList()
 	var ferr error

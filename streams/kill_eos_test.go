@@ -325,6 +325,41 @@ func TestCountExactlyOnceAcrossKill(t *testing.T) {
 		len(committed), len(want), endSum(context.Background(), r.adm, "xcounts"), time.Since(start).Round(time.Millisecond))
 }
 
+// TestCountExactlyOnceZombie is TestCountExactlyOnceAcrossKill with a
+// zombie instead of a killed instance: the victim is frozen (SIGSTOP)
+// mid-transaction until its session expires and the survivors have its
+// tasks, then continued. Its transaction was aborted by the coordinator
+// (its timeout) and its group generation is gone, so nothing it wrote
+// or commits afterwards in that transaction becomes visible; it rejoins
+// and works on. Read with read_committed, every count update is once.
+func TestCountExactlyOnceZombie(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300,000 records through a broker and four child processes")
+	}
+	const (
+		n     = 300_000
+		keys  = 5_000
+		parts = 6
+	)
+	b, addr := startEOSBroker(t)
+	b.CreateTopic("xevents", parts, nil)
+	b.CreateTopic("xcounts", parts, nil)
+	want := make(map[string]int64, keys)
+	recs := make([]*kgo.Record, n)
+	rnd := rand.New(rand.NewPCG(13, 14))
+	for i := range recs {
+		k := "key-" + strconv.Itoa(rnd.IntN(keys))
+		want[k]++
+		recs[i] = &kgo.Record{Topic: "xevents", Key: []byte(k), Value: []byte("v")}
+	}
+	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "xevents",
+		cc:        killChildConfig{Broker: addr, AppID: "xwz", Topology: "xcount", CommitInterval: 200 * time.Millisecond, ExactlyOnce: true},
+		storeTask: func(string) bool { return true },
+		recs:      recs, instances: 3, steady: true, zombie: true}
+	r.run()
+	checkUpdatesOnce(t, readCommitted(t, addr, "xcounts"), want)
+}
+
 // TestGroupByCountExactlyOnceAcrossKill is TestGroupByCountAcrossKill
 // with ExactlyOnce: the repartition topic read with read_committed holds
 // every input record exactly once (the victim's writes of its open

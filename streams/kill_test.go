@@ -371,6 +371,11 @@ type killRun struct {
 	// afterTakeover, if set, runs once the survivors have caught up with
 	// the second part of the input, before the new instance joins.
 	afterTakeover func()
+	// zombie: the victim is stopped (SIGSTOP) instead of killed, and
+	// continued (SIGCONT) once the survivors have taken over its tasks:
+	// a zombie with an open transaction, which must be fenced; it then
+	// rejoins the group and stays until the end.
+	zombie bool
 }
 
 func (r *killRun) committed(ctx context.Context, topic string) (map[int32]int64, error) {
@@ -581,7 +586,11 @@ func (r *killRun) run() {
 	}
 	vcur, _, _ := r.victim.status()
 	r.vicTasks = r.victim.owns()
-	r.victim.kill()
+	if r.zombie {
+		r.victim.cmd.Process.Signal(syscall.SIGSTOP)
+	} else {
+		r.victim.kill()
+	}
 	r.killedAt = produced.Load()
 	killed.Store(true)
 	for _, p := range r.survive {
@@ -604,7 +613,11 @@ func (r *killRun) run() {
 	for _, m := range vcur {
 		vlag += m.Lag
 	}
-	t.Logf("SIGKILLed %s owning %v with %d records produced of %d (lag of its tasks at its last status: %d); input offsets committed at the kill %v, at the end of phase 1 %v",
+	how := "SIGKILLed"
+	if r.zombie {
+		how = "SIGSTOPped"
+	}
+	t.Logf(how+" %s owning %v with %d records produced of %d (lag of its tasks at its last status: %d); input offsets committed at the kill %v, at the end of phase 1 %v",
 		r.victim.name, r.vicTasks, r.killedAt, p2, vlag, r.vicCommitted, end1)
 	if r.killedAt >= int64(p2) {
 		t.Fatalf("the producer had finished (%d records) before the kill: input was not flowing", r.killedAt)
@@ -628,6 +641,34 @@ func (r *killRun) run() {
 	})
 	if r.afterTakeover != nil {
 		r.afterTakeover()
+	}
+	if r.zombie {
+		// Continued, the zombie finds its transaction fenced and its
+		// membership gone: it either stops with the error (fail-stop)
+		// or aborts, rejoins and works on.
+		r.victim.cmd.Process.Signal(syscall.SIGCONT)
+		t.Logf("SIGCONT %s: a zombie whose tasks moved on", r.victim.name)
+		testbroker.CheckFor(t, 90*time.Second, func() error {
+			if r.victim.exited() {
+				return nil
+			}
+			dg, err := r.adm.DescribeGroups(ctx, r.cc.AppID)
+			if err != nil {
+				return err
+			}
+			if g := dg[r.cc.AppID]; len(g.Members) != len(r.survive)+1 || g.State != "Stable" {
+				return fmt.Errorf("%s is alive and the group has %d members (%s), want %d", r.victim.name, len(g.Members), g.State, len(r.survive)+1)
+			}
+			return nil
+		})
+		if r.victim.exited() {
+			b, _ := os.ReadFile(r.victim.logPath)
+			_, why, _ := strings.Cut(string(b), "\nrun: ")
+			t.Logf("the zombie %s stopped (%v): %s", r.victim.name, r.victim.cmd.ProcessState, strings.TrimSpace(why))
+		} else {
+			t.Logf("the zombie %s rejoined the group", r.victim.name)
+			r.survive = append(r.survive, r.victim)
+		}
 	}
 
 	// A new instance joins; once the assignment settles (every task owned
