@@ -103,7 +103,12 @@
 // state. Inputs, repartition topics and changelogs (at restore) are read
 // read_committed. A zombie (an instance that lost its group membership
 // and still runs) is fenced by the group generation its offset commit
-// carries (KIP-447) and aborts. Unlike Kafka Streams, which commits
+// carries (KIP-447) and by the coordinator's abort of its timed-out
+// transaction: nothing of that transaction becomes visible. It then
+// aborts, rejoins and reopens its tasks, or, when the end of its
+// transaction cannot complete within TransactionTimeout, Run returns the
+// error (fail-stop: a restart begins with a new producer from the
+// committed offsets; weir run restarts a failed stream). Unlike Kafka Streams, which commits
 // before tasks move, a rebalance that revokes or loses tasks during a
 // transaction aborts it, and the instance reopens the tasks it keeps
 // from their changelogs. The cost is per commit (BENCHMARKS.md): each
@@ -111,7 +116,8 @@
 // EndTxn, markers on every partition written) during which the instance
 // processes nothing, and records are held back from read_committed
 // readers until then, so CommitInterval is also the output latency.
-// kill_eos_test.go runs the crash tests with it and reads the output
+// kill_eos_test.go runs the crash tests with it (and one with a zombie:
+// SIGSTOP, then SIGCONT once its tasks moved) and reads the output
 // read_committed: every result exactly once.
 //
 // Records that fail to decode, or to give an EventTime, go to the
