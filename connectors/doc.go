@@ -15,10 +15,13 @@
 // positions stored in a compacted offsets topic (offsets.go; exactly-once
 // sources, KIP-618 style, write records and positions in one Kafka
 // transaction per commit interval: source_txn.go), sink progress as
-// consumer-group offsets committed after Sink.Flush, retries with
+// consumer-group offsets committed after Sink.Flush (exactly-once sinks,
+// SinkOptions.ExactlyOnce: a TransactionalSink produces through the
+// task's transactional client, and its records and the consumed offsets
+// are one transaction per flush: sink_txn.go), retries with
 // exponential backoff and jitter, per-connector dead-letter topics, and the
 // per-connector metrics (metrics.go). Optional capabilities are separate
-// interfaces: Committer, PartitionAware, RawSource (raw.go: a source
+// interfaces: Committer, PartitionAware, TransactionalSink, RawSource (raw.go: a source
 // hands in-process transforms its event's fields instead of an encoded
 // value), and Unwrapper (a wrapping source, such as a pipeline's
 // transforms, lets the runtime find the inner one's capabilities). Each
