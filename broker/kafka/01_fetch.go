@@ -12,6 +12,8 @@ package kafka
 // (read_committed) only records below the last stable offset, and the
 // partition's AbortedTransactions overlapping what is returned (from the
 // log's aborted-transaction index), so the consumer drops aborted data.
+// While a new leader is still loading its producer state read_committed
+// gets no records yet (and ListOffsets OFFSET_NOT_AVAILABLE).
 // LastStableOffset is always filled in. A follower's fetch (replica id >= 0, a broker
 // replicating the partition) reads up to the log end, and its fetch
 // offset is that follower's log end offset: the leader records it
@@ -217,7 +219,7 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (
 			hw := p.log.HighWatermark()
 			start := p.log.StartOffset()
 			leo := p.log.EndOffset()
-			lso := p.lastStableOffset()
+			lso, known := p.lastStableOffsetKnown()
 			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, lso, start
 			if rp.FetchOffset < start || rp.FetchOffset > leo {
 				fp.ErrorCode = kerr.OffsetOutOfRange.Code
@@ -230,6 +232,9 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (
 				upTo = leo
 			case committed:
 				upTo = lso
+				if !known {
+					upTo = 0 // producer state loading: nothing yet
+				}
 				fp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 			}
 			if rp.FetchOffset >= upTo || remaining <= 0 {

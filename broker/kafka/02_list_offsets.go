@@ -97,7 +97,12 @@ func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
 func (s *Server) listOffset(ts *topicState, p *partition, t int64, committed bool) (offset, timestamp int64, code int16) {
 	hw := p.log.HighWatermark()
 	if committed {
-		hw = p.lastStableOffset()
+		var known bool
+		if hw, known = p.lastStableOffsetKnown(); !known {
+			// The producer state is still loading after a leader change:
+			// Kafka's answer while offsets cannot be guaranteed yet.
+			return -1, -1, kerr.OffsetNotAvailable.Code
+		}
 	}
 	switch t {
 	case -2:

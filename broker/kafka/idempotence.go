@@ -69,6 +69,17 @@ func (s *Server) openProducerState(topic string, p *partition) {
 	p.prod = ps
 }
 
+// lastStableOffsetKnown is lastStableOffset, and whether the producer
+// state backs it: known is false when the leader has none yet (still
+// loading it right after taking over, or loading failed), so the open
+// transactions are not known and read_committed must not read yet.
+func (p *partition) lastStableOffsetKnown() (lso int64, known bool) {
+	if p.producers() == nil {
+		return p.lastStableOffset(), false
+	}
+	return p.lastStableOffset(), true
+}
+
 func (s *Server) producerOptions() txn.Options {
 	return txn.Options{
 		Expiration: s.cfg.BrokerConfig.ProducerIDExpiration(),

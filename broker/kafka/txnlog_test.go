@@ -285,3 +285,50 @@ func describeProducers(t *testing.T, rc *rawConn, topic string, want map[int64][
 		}
 	}
 }
+
+// TestReadCommittedWhileProducerStateLoads: a leader without its producer
+// state yet (right after taking over, while it loads) does not know the
+// open transactions: read_committed Fetch gets no records and ListOffsets
+// OFFSET_NOT_AVAILABLE, read_uncommitted is served; once loaded, both
+// answer again.
+func TestReadCommittedWhileProducerStateLoads(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "ld", 1, nil)
+	rc := dialRaw(t, b.addr)
+	appendCoordinator(t, b, "ld", txnBatch(5, 0, -1, 2)) // 0-1, open
+	p := rc.roundTrip(produceReq(9, "ld", buildBatch([][]byte{{1}}, 0, time.Now().UnixMilli()))).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(p.ErrorCode))
+	}
+	_, part := b.srv.parts.lookup("ld", 0)
+	part.prodMu.Lock()
+	prod := part.prod
+	part.prod = nil // as between taking over and loading
+	part.prodMu.Unlock()
+	if _, offs := committedFetch(t, rc, "ld", 0, 1); len(offs) != 0 {
+		t.Fatalf("read_committed while loading: %v", offs)
+	}
+	if _, offs := committedFetch(t, rc, "ld", 0, 0); len(offs) != 3 {
+		t.Fatalf("read_uncommitted while loading: %v", offs)
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version, req.ReplicaID, req.IsolationLevel = 7, -1, 1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = "ld"
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Timestamp, rp.CurrentLeaderEpoch = -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	if code := rc.roundTrip(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.OffsetNotAvailable.Code {
+		t.Fatalf("ListOffsets read_committed while loading: %v", kerr.ErrorForCode(code))
+	}
+	part.prodMu.Lock()
+	part.prod = prod
+	part.prodMu.Unlock()
+	if fp, offs := committedFetch(t, rc, "ld", 0, 1); len(offs) != 0 || fp.LastStableOffset != 0 {
+		t.Fatalf("read_committed after loading: lso %d offsets %v (the transaction is open)", fp.LastStableOffset, offs)
+	}
+	if off := listLatest(t, rc, "ld", 1); off != 0 {
+		t.Fatalf("ListOffsets read_committed after loading: %d, want 0", off)
+	}
+}
