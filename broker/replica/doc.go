@@ -56,5 +56,10 @@
 // Lock order: Partition.leadMu -> Partition.mu -> log locks; the
 // fetcher's fetchState.appendMu is taken without Partition.mu held.
 // Leadership callbacks (Config.OnLeader/OnFollower) run with leadMu held:
-// they must not wait for appends.
+// they must not wait for appends. Config.OnReplicaAppend runs on the
+// fetcher's goroutine under fetchState.appendMu after each successful
+// follower append (the broker applies the batches to the follower's
+// producer state, broker/txn); Config.OnTruncate after a truncation or
+// reset. Each follower fetch also passes the leader's last stable offset
+// to the log (log.SetFirstUnstableOffset), which bounds compaction.
 package replica
