@@ -1,6 +1,6 @@
 package kafka
 
-// ListOffsets (key 2), versions 0-7.
+// ListOffsets (key 2), versions 0-10.
 //
 // Per partition, Timestamp selects:
 //
@@ -10,6 +10,11 @@ package kafka
 //	                    without transactions)
 //	-3 (max timestamp)  v7+: the last offset of the batch with the largest
 //	                    max timestamp (Kafka's batch-level approximation)
+//	-4 (earliest local) v8+: the log start offset (weir has no tiered
+//	                    storage, so the local log is the whole log; Kafka
+//	                    answers the same when remote storage is off)
+//	-5 (latest tiered)  v9+: offset -1, leader epoch -1 (nothing is tiered;
+//	                    Kafka's UnifiedLog without remote storage)
 //	>= 0                the first offset whose batch has a timestamp >= it
 //	                    (the time index, batch granularity); -1/-1 if none
 //	                    below the high watermark (read_committed: the
@@ -20,7 +25,10 @@ package kafka
 // MaxNumOffsets. Timestamps come back -1 for -1/-2 as Kafka does. Only
 // the partition's leader answers (NOT_LEADER_OR_FOLLOWER elsewhere). v4+
 // checks CurrentLeaderEpoch (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)
-// and returns the leader epoch.
+// and returns the leader epoch. Any other negative timestamp, or one
+// asked below the version that introduced it, is UNSUPPORTED_VERSION for
+// that partition (Kafka's isListOffsetsTimestampUnsupported). v10 only
+// adds TimeoutMs, which bounds remote-storage lookups weir never makes.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -32,7 +40,7 @@ import (
 	"weir/broker/log"
 )
 
-func init() { register(kmsg.ListOffsets.Int16(), 0, 7, handleListOffsets) }
+func init() { register(kmsg.ListOffsets.Int16(), 0, 10, handleListOffsets) }
 
 func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.ListOffsetsRequest)
@@ -70,8 +78,11 @@ func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case lerr != nil:
 				sp.ErrorCode = lerr.Code
-			case rp.Timestamp == -3 && req.Version < 7, rp.Timestamp < -3:
+			case listOffsetsTimestampUnsupported(rp.Timestamp, req.Version):
 				sp.ErrorCode = kerr.UnsupportedVersion.Code
+			case rp.Timestamp == -5:
+				// Latest tiered: nothing is in remote storage.
+				sp.Offset, sp.Timestamp, sp.LeaderEpoch = -1, -1, -1
 			default:
 				off, tsv, code := s.listOffset(ts, p, rp.Timestamp, req.Version >= 2 && req.IsolationLevel == 1)
 				sp.ErrorCode = code
@@ -105,7 +116,7 @@ func (s *Server) listOffset(ts *topicState, p *partition, t int64, committed boo
 		}
 	}
 	switch t {
-	case -2:
+	case -2, -4:
 		return p.log.StartOffset(), -1, 0
 	case -1:
 		return hw, -1, 0
@@ -138,6 +149,19 @@ func (s *Server) listOffset(ts *topicState, p *partition, t int64, committed boo
 	}
 	return off, bts, 0
 }
+
+// listOffsetsTimestampUnsupported reports a special (negative) timestamp
+// this version does not know, as Kafka's ReplicaManager: -1/-2 from v0 (v0
+// is the old format, which weir serves), -3 from v7, -4 from v8, -5 from v9.
+func listOffsetsTimestampUnsupported(t int64, version int16) bool {
+	if t >= 0 {
+		return false
+	}
+	min, ok := listOffsetsSpecialMinVersion[t]
+	return !ok || version < min
+}
+
+var listOffsetsSpecialMinVersion = map[int64]int16{-1: 0, -2: 0, -3: 7, -4: 8, -5: 9}
 
 type stopScan struct{}
 

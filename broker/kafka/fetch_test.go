@@ -191,3 +191,64 @@ func TestListOffsets(t *testing.T) {
 		t.Errorf("v0 latest: %+v", p)
 	}
 }
+
+// TestListOffsetsLocalAndTiered: earliest-local (-4, v8+) is the log start
+// offset and latest-tiered (-5, v9+) is -1 with leader epoch -1, as Kafka
+// answers them without remote storage; below their versions, and for
+// timestamps Kafka does not know, UNSUPPORTED_VERSION.
+func TestListOffsetsLocalAndTiered(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "lt", 1, nil)
+	cl := b.client(kgo.DefaultProduceTopic("lt"))
+	for i := 0; i < 10; i++ {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Move the log start to 4.
+	dr := kmsg.NewPtrDeleteRecordsRequest()
+	dr.TimeoutMillis = 10_000
+	drt := kmsg.NewDeleteRecordsRequestTopic()
+	drt.Topic = "lt"
+	drp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	drp.Offset = 4
+	drt.Partitions = append(drt.Partitions, drp)
+	dr.Topics = append(dr.Topics, drt)
+	if resp, err := dr.RequestWith(context.Background(), cl); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("delete records: %v %+v", err, resp)
+	}
+	rc := dialRaw(t, b.addr)
+	query := func(v int16, ts int64) kmsg.ListOffsetsResponseTopicPartition {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.Version = v
+		req.ReplicaID = -1
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = "lt"
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp = ts
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return rc.roundTrip(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	}
+	for _, v := range []int16{8, 9, 10} {
+		if p := query(v, -4); p.ErrorCode != 0 || p.Offset != 4 || p.Timestamp != -1 {
+			t.Errorf("v%d earliest-local: %+v", v, p)
+		}
+		if p := query(v, -2); p.ErrorCode != 0 || p.Offset != 4 {
+			t.Errorf("v%d earliest: %+v", v, p)
+		}
+	}
+	for _, v := range []int16{9, 10} {
+		if p := query(v, -5); p.ErrorCode != 0 || p.Offset != -1 || p.Timestamp != -1 || p.LeaderEpoch != -1 {
+			t.Errorf("v%d latest-tiered: %+v", v, p)
+		}
+	}
+	for _, c := range []struct {
+		v  int16
+		ts int64
+	}{{7, -4}, {8, -5}, {6, -3}, {10, -6}, {10, -7}} {
+		if p := query(c.v, c.ts); p.ErrorCode != kerr.UnsupportedVersion.Code {
+			t.Errorf("v%d timestamp %d: %+v, want UNSUPPORTED_VERSION", c.v, c.ts, p)
+		}
+	}
+}

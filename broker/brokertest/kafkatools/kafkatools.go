@@ -20,6 +20,18 @@ const (
 	// TransactionsCommand is kafka-transactions (list, describe,
 	// describe-producers, find-hanging, abort).
 	TransactionsCommand = "org.apache.kafka.tools.TransactionsCommand"
+	// GetOffsetShell is kafka-get-offsets (AdminClient listOffsets with
+	// the OffsetSpec its --time names).
+	GetOffsetShell = "org.apache.kafka.tools.GetOffsetShell"
+	// LogDirsCommand is kafka-log-dirs (--describe).
+	LogDirsCommand = "org.apache.kafka.tools.LogDirsCommand"
+	// FeatureCommand is kafka-features (describe, upgrade, downgrade,
+	// disable, version-mapping, feature-dependencies).
+	FeatureCommand = "org.apache.kafka.tools.FeatureCommand"
+	// GroupsCommand is kafka-groups (--list with the TYPE column).
+	GroupsCommand = "org.apache.kafka.tools.GroupsCommand"
+	// ConsumerGroupCommand is kafka-consumer-groups.
+	ConsumerGroupCommand = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 )
 
 // Heap is the JVM heap of a tool run.
