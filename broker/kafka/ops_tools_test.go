@@ -51,3 +51,48 @@ func TestKafkaGetOffsetsLocalAndTiered(t *testing.T) {
 		}
 	}
 }
+
+// TestKafkaGroupsListType: Apache Kafka 4.4's kafka-groups --list and
+// kafka-consumer-groups --list --type (ListGroups v5) show weir's groups
+// with type Classic, and a filter on another type lists none of them.
+func TestKafkaGroupsListType(t *testing.T) {
+	b := startBroker(t)
+	groups := kafkatools.ForTest(t, kafkatools.GroupsCommand, b.addr)
+	consumerGroups := kafkatools.ForTest(t, kafkatools.ConsumerGroupCommand, b.addr)
+	createTopic(t, b, "gltype", 1, nil)
+	cl := b.client(kgo.ConsumerGroup("gl-classic"), kgo.ConsumeTopics("gltype"))
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group = "gl-classic"
+	commit.Generation = -1
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = "gltype"
+	cp := kmsg.NewOffsetCommitRequestTopicPartition()
+	cp.Offset = 0
+	ct.Partitions = append(ct.Partitions, cp)
+	commit.Topics = append(commit.Topics, ct)
+	if resp, err := commit.RequestWith(context.Background(), cl); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("offset commit: %v %+v", err, resp)
+	}
+
+	out := groups("--list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "GROUP TYPE PROTOCOL" ||
+		strings.Join(strings.Fields(lines[1]), " ") != "gl-classic Classic consumer" {
+		t.Fatalf("kafka-groups --list:\n%s", out)
+	}
+	if out := groups("--list", "--consumer"); !strings.Contains(out, "gl-classic") {
+		t.Fatalf("kafka-groups --list --consumer:\n%s", out)
+	}
+	out = consumerGroups("--list", "--type")
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "GROUP TYPE" ||
+		strings.Join(strings.Fields(lines[1]), " ") != "gl-classic Classic" {
+		t.Fatalf("kafka-consumer-groups --list --type:\n%s", out)
+	}
+	if out := consumerGroups("--list", "--type", "consumer"); strings.Contains(out, "gl-classic") {
+		t.Fatalf("kafka-consumer-groups --list --type consumer lists a classic group:\n%s", out)
+	}
+	if out := consumerGroups("--list", "--type", "CLASSIC"); !strings.Contains(out, "gl-classic") {
+		t.Fatalf("kafka-consumer-groups --list --type CLASSIC:\n%s", out)
+	}
+}
