@@ -178,6 +178,10 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 		kgo.OnPartitionsAssigned(t.assigned),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
+		// A sink never delivers records of an aborted transaction (an
+		// exactly-once source's open transaction when it was killed);
+		// for non-transactional topics read_committed reads the same.
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	}
 	if opts.InstanceID != "" {
 		copts = append(copts, kgo.InstanceID(opts.InstanceID))
@@ -346,7 +350,11 @@ func (t *sinkTask) updateLag(fs kgo.Fetches) {
 		if t.lag[p.Topic] == nil {
 			t.lag[p.Topic] = map[int32]int64{}
 		}
-		t.lag[p.Topic][p.Partition] = p.HighWatermark - p.Records[len(p.Records)-1].Offset - 1
+		end := p.HighWatermark
+		if p.LastStableOffset >= 0 && p.LastStableOffset < end {
+			end = p.LastStableOffset // what read_committed can reach
+		}
+		t.lag[p.Topic][p.Partition] = end - p.Records[len(p.Records)-1].Offset - 1
 		changed = true
 	})
 	if changed {

@@ -325,3 +325,66 @@ func TestExactlyOncePushSource(t *testing.T) {
 		})
 	}
 }
+
+// A sink downstream of an exactly-once source never delivers records of
+// an aborted transaction (what a killed source's open transaction
+// becomes): sink tasks consume read_committed.
+func TestSinkSkipsAbortedTransactions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Apache Kafka")
+	}
+	for _, tb := range txntest.Brokers(t) {
+		t.Run(tb.Name, func(t *testing.T) {
+			topic := "sink-in-txn"
+			createTopic(t, tb.Addr, topic, 1)
+			p, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{tb.Addr}}, kgo.TransactionalID("sink-in-txn-producer"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			ctx := context.Background()
+			for i, commit := range []kgo.TransactionEndTry{kgo.TryAbort, kgo.TryCommit, kgo.TryAbort, kgo.TryCommit} {
+				if err := p.BeginTransaction(); err != nil {
+					t.Fatal(err)
+				}
+				var recs []*kgo.Record
+				for n := 0; n < 10; n++ {
+					recs = append(recs, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "txn%d-%v-%d", i, bool(commit), n)})
+				}
+				if err := p.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+				if err := p.EndTransaction(ctx, commit); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{tb.Addr}}}
+			s := &memSink{}
+			sctx, cancel := context.WithCancel(ctx)
+			errc := make(chan error, 1)
+			go func() {
+				errc <- rt.RunSink(sctx, "txn-reader", s, SinkOptions{Topics: []string{topic}, Group: "txn-reader", FlushInterval: 50 * time.Millisecond})
+			}()
+			testbroker.CheckFor(t, 30*time.Second, func() error {
+				if n := s.count(); n < 20 {
+					return fmt.Errorf("sink stored %d of the 20 committed records", n)
+				}
+				return nil
+			})
+			cancel()
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for _, v := range s.stored {
+				if strings.Contains(v, "-false-") {
+					t.Fatalf("the sink delivered %s, a record of an aborted transaction", v)
+				}
+			}
+			if len(s.stored) != 20 {
+				t.Fatalf("sink stored %d records, want the 20 committed", len(s.stored))
+			}
+		})
+	}
+}
