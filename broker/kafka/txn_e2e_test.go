@@ -408,3 +408,40 @@ func TestTxnIDExpiration(t *testing.T) {
 		t.Errorf("InitProducerId after expiry: %s pid %d epoch %d (was %d)", codeName(r2.ErrorCode), r2.ProducerID, r2.ProducerEpoch, r.ProducerID)
 	}
 }
+
+// TestTxnProduceToPartitionNotAdded: a transactional producer that sends
+// to a partition it never added to its transaction is refused (KIP-890
+// part 1 verification; weir serves Produce up to v9, where Kafka answers
+// INVALID_TXN_STATE) and nothing of it is appended; the partition it did
+// add takes the same batch.
+func TestTxnProduceToPartitionNotAdded(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "tx-np", 2, nil)
+	rc := dialRaw(t, b.addr)
+	findTxnCoordinator(t, rc, "tx-np-id")
+	r := txnInit(rc, 4, "tx-np-id", 60000, -1, -1)
+	if r.ErrorCode != 0 {
+		t.Fatalf("InitProducerId: %s", codeName(r.ErrorCode))
+	}
+	pid := r.ProducerID
+	if got := txnAdd(rc, 3, "tx-np-id", pid, 0, "tx-np", 0); got["tx-np/0"] != 0 {
+		t.Fatalf("AddPartitionsToTxn: %v", got)
+	}
+	produce := func(version int16, partition int32, seq int32) int16 {
+		req := produceReq(version, "tx-np", txnBatch(pid, 0, seq, 2))
+		req.TransactionID = kmsg.StringPtr("tx-np-id")
+		req.Topics[0].Partitions[0].Partition = partition
+		return rc.roundTrip(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	if c := produce(9, 1, 0); c != kerr.InvalidTxnState.Code {
+		t.Errorf("Produce v9 to a partition not in the transaction: %s, want INVALID_TXN_STATE", codeName(c))
+	}
+	req := fetchReq(12, "tx-np", 0, 0)
+	req.Topics[0].Partitions[0].Partition = 1
+	if fp := rc.roundTrip(req).(*kmsg.FetchResponse).Topics[0].Partitions[0]; fp.HighWatermark != 0 || len(fp.RecordBatches) != 0 {
+		t.Fatalf("the refused partition holds data: hw %d, %d bytes", fp.HighWatermark, len(fp.RecordBatches))
+	}
+	if c := produce(9, 0, 0); c != 0 {
+		t.Fatalf("Produce to the added partition: %s", codeName(c))
+	}
+}
