@@ -19,6 +19,7 @@ const (
 	KindCreateACLs       = "create_acls"
 	KindDeleteACLs       = "delete_acls"
 	KindClientQuotas     = "client_quotas"
+	KindElectLeaders     = "elect_leaders"
 )
 
 // Command is one request to the controller leader (RPC "Command").
@@ -39,6 +40,8 @@ type Command struct {
 	Quotas []metadata.ClientQuota `json:"quotas,omitempty"`
 	// Scram are SCRAM credential changes (KindAlterScram).
 	Scram []metadata.UserScramCredential `json:"scram,omitempty"`
+	// Elect asks for leader elections (KindElectLeaders).
+	Elect *metadata.ElectLeaders `json:"elect,omitempty"`
 }
 
 // CommandReply is the leader's answer: the Raft index of the entry that
@@ -53,6 +56,8 @@ type CommandReply struct {
 	First int64 `json:"first,omitempty"`
 	// DeletedACLs are, per filter, the ACLs a delete_acls removed.
 	DeletedACLs [][]acl.Binding `json:"deleted_acls,omitempty"`
+	// Elections are the per-partition results of elect_leaders.
+	Elections []metadata.ElectionResult `json:"elections,omitempty"`
 }
 
 // HeartbeatArgs is a broker's periodic heartbeat, carrying its
@@ -142,6 +147,12 @@ func planCommand(im *metadata.Image, c Command) ([]metadata.Record, *metadata.To
 			return nil, nil, err
 		}
 		return []metadata.Record{r}, nil, nil
+	case KindElectLeaders:
+		if c.Elect == nil {
+			return nil, nil, fmt.Errorf("controller: %s without a request", c.Kind)
+		}
+		rs, _ := metadata.BuildElectLeaders(im, *c.Elect)
+		return rs, nil, nil
 	case KindClientQuotas:
 		rs := make([]metadata.Record, len(c.Quotas))
 		for i := range c.Quotas {

@@ -238,6 +238,10 @@ func (l *leader) process(batch []*request, liveness, preferred bool) {
 			if r.cmd.Kind == KindProducerIDs {
 				results[i].cmd.First = first
 			}
+			if r.cmd.Kind == KindElectLeaders && err == nil {
+				// The same decisions planCommand made, with their results.
+				_, results[i].cmd.Elections = metadata.BuildElectLeaders(pre, *r.cmd.Elect)
+			}
 			if r.cmd.Kind == KindDeleteACLs && err == nil {
 				_, results[i].cmd.DeletedACLs, _ = metadata.BuildDeleteACLs(pre, r.cmd.ACLFilters)
 			}

@@ -624,7 +624,18 @@ func (s *service) Heartbeat(args HeartbeatArgs, reply *HeartbeatReply) error {
 var (
 	_ metadata.Store            = (*Node)(nil)
 	_ metadata.PartitionAlterer = (*Node)(nil)
+	_ metadata.LeaderElector    = (*Node)(nil)
 )
+
+// ElectLeaders runs leader elections on the controller, in one entry;
+// see metadata.LeaderElector.
+func (n *Node) ElectLeaders(ctx context.Context, req metadata.ElectLeaders) ([]metadata.ElectionResult, error) {
+	reply, err := n.command(ctx, Command{Kind: KindElectLeaders, Elect: &req})
+	if err != nil {
+		return nil, err
+	}
+	return reply.Elections, nil
+}
 
 // CreateACLs adds ACLs through the leader; see metadata.ACLStore.
 func (n *Node) CreateACLs(ctx context.Context, bindings []acl.Binding) error {

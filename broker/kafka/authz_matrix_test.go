@@ -371,6 +371,18 @@ func authzCases() []authzCase {
 			},
 			code: topicCode(func(r *kmsg.CreatePartitionsResponse) int16 { return r.Topics[0].ErrorCode }),
 			ok:   0, denied: kerr.TopicAuthorizationFailed.Code},
+		{name: "ElectLeaders", setup: withTopic, grant: clusterACL(acl.OpAlter),
+			req: func(res string) kmsg.Request {
+				req := kmsg.NewPtrElectLeadersRequest()
+				req.Version = 2
+				rt := kmsg.NewElectLeadersRequestTopic()
+				rt.Topic, rt.Partitions = res, []int32{0}
+				req.Topics = append(req.Topics, rt)
+				return req
+			},
+			code: topicCode(func(r *kmsg.ElectLeadersResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode }),
+			// One broker: its only replica already leads.
+			ok: kerr.ElectionNotNeeded.Code, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "DescribeClientQuotas", grant: clusterACL(acl.OpDescribeConfigs),
 			req: func(res string) kmsg.Request {
 				req := kmsg.NewPtrDescribeClientQuotasRequest()

@@ -369,3 +369,19 @@ var (
 	_ Store            = (*FileStore)(nil)
 	_ PartitionAlterer = (*FileStore)(nil)
 )
+
+// ElectLeaders runs leader elections; see LeaderElector. On one node
+// every replica is this broker, so elections are rarely needed.
+func (s *FileStore) ElectLeaders(ctx context.Context, req ElectLeaders) ([]ElectionResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, results := BuildElectLeaders(s.img.Load(), req)
+	for _, r := range recs {
+		if _, err := s.proposeLocked(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+var _ LeaderElector = (*FileStore)(nil)
