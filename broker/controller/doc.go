@@ -23,7 +23,9 @@
 //	              ShuttingDownLeaders
 //	commands.go   the commands brokers send (create/delete topic, create
 //	              partitions, alter config, AlterPartition, create/delete
-//	              ACLs) and their plans
+//	              ACLs, elect_leaders: Kafka's ElectLeaders, decided by
+//	              metadata.BuildElectLeaders and answered per partition)
+//	              and their plans
 //	fsm.go        the Raft FSM: image, applied index, watchers, snapshots
 //	transport.go  the controller port: one listener carrying Raft ('R') and
 //	              the controller RPC ('C', net/rpc with JSON)

@@ -13,8 +13,9 @@
 // validates a record against the current image and returns the next image without
 // doing any I/O. The Build* functions decide records from requests
 // (replica assignment over the live brokers, ISR changes checked against
-// the leader and partition epochs), so the single-node store and the
-// controller decide alike. A Store decides how records become durable:
+// the leader and partition epochs; BuildElectLeaders in elect.go:
+// preferred and unclean elections of Kafka's ElectLeaders), so the
+// single-node store and the controller decide alike. A Store decides how records become durable:
 //
 //   - FileStore (single node, now): appends each record to
 //     <data-dir>/__weir_metadata.log, framed as

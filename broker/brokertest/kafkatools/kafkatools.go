@@ -32,6 +32,9 @@ const (
 	GroupsCommand = "org.apache.kafka.tools.GroupsCommand"
 	// ConsumerGroupCommand is kafka-consumer-groups.
 	ConsumerGroupCommand = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+	// LeaderElectionCommand is kafka-leader-election (--election-type
+	// preferred|unclean, --all-topic-partitions or --topic/--partition).
+	LeaderElectionCommand = "org.apache.kafka.tools.LeaderElectionCommand"
 )
 
 // Heap is the JVM heap of a tool run.
