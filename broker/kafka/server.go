@@ -85,6 +85,12 @@ type Config struct {
 	// appends, fetch reads), so the broker can tell a full or failing log
 	// directory (broker/logdir); nil: ignored.
 	OnStorageError func(err error)
+	// LogDir is the directory of the partition logs (Kafka's log.dirs,
+	// one directory), as DescribeLogDirs reports it; "" reports none.
+	LogDir string
+	// LogDirState tells the state of LogDir (broker/logdir's
+	// Monitor.State); nil: always writable.
+	LogDirState func() (metadata.StorageState, error)
 
 	// Authorizer, when set, enforces the ACLs of the metadata
 	// (authorizer.class.name); nil allows everything and answers the ACL

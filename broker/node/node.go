@@ -293,6 +293,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	kcfg.BrokerConfig = bcfg
 	kcfg.Logger = lg.Named("kafka")
 	kcfg.OnStorageError = func(err error) { n.logDir.Report(err) }
+	kcfg.LogDir, kcfg.LogDirState = logDir, n.logDir.State
 	kcfg.Registerer = n.metrics
 	if authz != nil {
 		kcfg.Authorizer = acl.New(*authz, lg)
