@@ -63,7 +63,9 @@ func SessionTimeout(d time.Duration) Option {
 
 // PreferredLeaderInterval sets how often leadership moves back to
 // preferred replicas (default: never, so tests see the elections they
-// cause).
+// cause; unless BrokerConfig sets auto.leader.rebalance.enable or
+// leader.imbalance.check.interval.seconds: then those decide, as in a
+// real broker).
 func PreferredLeaderInterval(d time.Duration) Option { return func(o *options) { o.preferred = d } }
 
 // BrokerConfig sets broker configs (Kafka names) on every broker.
@@ -454,11 +456,15 @@ func (b *Broker) startWithin(l [3]net.Listener, d time.Duration) error {
 	// start the quorum forms as the brokers start.
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	preferred := o.preferred
+	if preferred < 0 && (o.brokerConfigs["auto.leader.rebalance.enable"] != "" || o.brokerConfigs["leader.imbalance.check.interval.seconds"] != "") {
+		preferred = 0 // the broker configs decide
+	}
 	cfg := node.Config{
 		NodeID: b.ID, DataDir: b.dataDir, LogDir: o.logDirs[b.ID], KafkaListener: kafkaLn, BrokerConfigs: o.brokerConfigs, Logger: lg,
 		Controller: &node.ControllerConfig{
 			Listener: ctrlLn, Voters: c.voters, HeartbeatInterval: o.heartbeat, SessionTimeout: o.session,
-			PreferredLeaderInterval: o.preferred, RaftTimeout: o.raftTimeout, Dial: c.net.dialer(b.ID),
+			PreferredLeaderInterval: preferred, RaftTimeout: o.raftTimeout, Dial: c.net.dialer(b.ID),
 			NoWait: b.firstStart(),
 		},
 		TuneKafka: func(k *kafka.Config) {

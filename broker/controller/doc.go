@@ -54,6 +54,14 @@
 // expand their ISR with AlterPartition, checked against the leader and
 // partition epochs so a deposed leader cannot change anything.
 //
+// Leader balance: every Config.PreferredLeaderInterval the leader gives
+// each partition back to its preferred replica when that replica is
+// writable and in the ISR (PreferredLeaders; broker/node sets the
+// interval from Kafka's auto.leader.rebalance.enable and
+// leader.imbalance.check.interval.seconds). ElectLeaders (kafka-leader-
+// election) asks for preferred or unclean elections at once
+// (metadata.BuildElectLeaders, one entry).
+//
 // Lock order: Node.leadMu is taken alone; fsm.mu is held while watchers
 // run (they must not call back into the Node's write methods).
 package controller

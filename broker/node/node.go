@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -104,7 +105,11 @@ type ControllerConfig struct {
 	SessionTimeout time.Duration
 	// HeartbeatInterval is how often this broker heartbeats (default 250ms).
 	HeartbeatInterval time.Duration
-	// PreferredLeaderInterval: see controller.Config (0 = 30s, <0 never).
+	// PreferredLeaderInterval is how often the controller gives
+	// partitions back to their preferred replicas: 0 = as the broker
+	// configs say (Kafka's auto.leader.rebalance.enable, default true,
+	// and leader.imbalance.check.interval.seconds, default 300), <0
+	// never.
 	PreferredLeaderInterval time.Duration
 	// RaftTimeout: see controller.Config (0 = 1s).
 	RaftTimeout time.Duration
@@ -215,7 +220,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			NodeID: cfg.NodeID, Addr: c.Addr, Voters: c.Voters,
 			Dir: filepath.Join(cfg.DataDir, "controller"), BrokerConfig: bcfg,
 			SessionTimeout: c.SessionTimeout, HeartbeatInterval: c.HeartbeatInterval,
-			PreferredLeaderInterval: c.PreferredLeaderInterval, RaftTimeout: c.RaftTimeout,
+			PreferredLeaderInterval: preferredLeaderInterval(c.PreferredLeaderInterval, bcfg), RaftTimeout: c.RaftTimeout,
 			Listener: c.Listener, Dial: c.Dial, Logger: lg.Named("controller"),
 			TLS: n.listeners.controllerTLS, HandshakeTimeout: c.HandshakeTimeout,
 			Authorize: controllerAuthorize(authz),
@@ -528,4 +533,25 @@ func Dialable(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// preferredLeaderInterval is the controller's automatic preferred leader
+// election schedule: set (non-zero) wins; else every
+// leader.imbalance.check.interval.seconds while auto.leader.rebalance.enable
+// (as Kafka's ControllerServer; leader.imbalance.per.broker.percentage
+// is accepted and, as in KRaft, not used: every imbalanced partition
+// whose preferred replica can lead is moved back), else never (-1).
+func preferredLeaderInterval(set time.Duration, b *topicconfig.Broker) time.Duration {
+	if set != 0 {
+		return set
+	}
+	if v, _, ok := b.Value(topicconfig.BrokerAutoLeaderRebalanceEnable); ok && strings.EqualFold(v, "false") {
+		return -1
+	}
+	v, _, _ := b.Value(topicconfig.BrokerLeaderImbalanceCheckIntervalSeconds)
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || secs <= 0 {
+		return -1
+	}
+	return time.Duration(secs) * time.Second
 }

@@ -21,6 +21,10 @@ const (
 	BrokerLogDirs                  = "log.dirs"
 	BrokerListeners                = "listeners"
 	BrokerAdvertisedListeners      = "advertised.listeners"
+
+	BrokerAutoLeaderRebalanceEnable           = "auto.leader.rebalance.enable"
+	BrokerLeaderImbalanceCheckIntervalSeconds = "leader.imbalance.check.interval.seconds"
+	BrokerLeaderImbalancePerBrokerPercentage  = "leader.imbalance.per.broker.percentage"
 )
 
 // brokerDefs are the broker configs weir knows: the topic-config synonyms
@@ -31,6 +35,8 @@ var brokerDefs = append([]Def{
 	{Name: BrokerAdvertisedListeners, Type: TypeString, Doc: "Listeners advertised to clients (default: listeners)."},
 	{Name: BrokerAutoCreateTopicsEnable, Type: TypeBoolean, Default: "true", HasDefault: true, Honoured: true,
 		Doc: "Create a topic when a client asks for its metadata and it does not exist."},
+	{Name: BrokerAutoLeaderRebalanceEnable, Type: TypeBoolean, Default: "true", HasDefault: true, Honoured: true,
+		Doc: "The controller moves leadership back to preferred replicas every leader.imbalance.check.interval.seconds."},
 	{Name: "compression.gzip.level", Type: TypeInt, Default: "-1", HasDefault: true, check: gzipLevel, Doc: "Default gzip level."},
 	{Name: "compression.lz4.level", Type: TypeInt, Default: "9", HasDefault: true, check: between(1, 17), Doc: "Default lz4 level."},
 	{Name: "compression.type", Type: TypeString, Default: "producer", HasDefault: true,
@@ -48,6 +54,10 @@ var brokerDefs = append([]Def{
 		Doc: "Most members one consumer group may have."},
 	{Name: "group.min.session.timeout.ms", Type: TypeInt, Default: "6000", HasDefault: true, Honoured: true, check: atLeast(0),
 		Doc: "Smallest session timeout a group member may ask for."},
+	{Name: BrokerLeaderImbalanceCheckIntervalSeconds, Type: TypeLong, Default: "300", HasDefault: true, Honoured: true, check: atLeast(1),
+		Doc: "How often the controller checks for partitions not led by their preferred replica (auto.leader.rebalance.enable)."},
+	{Name: BrokerLeaderImbalancePerBrokerPercentage, Type: TypeInt, Default: "10", HasDefault: true, check: atLeast(0),
+		Doc: "Accepted and not used, as in KRaft: every imbalanced partition is moved back."},
 	{Name: BrokerListeners, Type: TypeString, Doc: "Addresses the broker listens on."},
 	{Name: "log.cleaner.delete.retention.ms", Type: TypeLong, Default: "86400000", HasDefault: true, check: atLeast(0), Doc: "Default delete.retention.ms."},
 	{Name: "log.cleaner.max.compaction.lag.ms", Type: TypeLong, Default: maxLongString, HasDefault: true, check: atLeast(1), Doc: "Default max.compaction.lag.ms."},
