@@ -164,19 +164,31 @@ func (l *leader) run() {
 		defer pt.Stop()
 		prefC = pt.C
 	}
+	var again bool // the last preferred pass was cut at maxPreferred
 	for {
 		var batch []*request
 		var liveness, preferred bool
-		select {
-		case <-l.done:
-			l.drain()
-			return
-		case r := <-l.queue:
-			batch = append(batch, r)
-		case <-tick.C:
-			liveness = true
-		case <-prefC:
+		if again {
+			// Kafka's controller reschedules a cut rebalance at once.
+			select {
+			case <-l.done:
+				l.drain()
+				return
+			default:
+			}
 			preferred = true
+		} else {
+			select {
+			case <-l.done:
+				l.drain()
+				return
+			case r := <-l.queue:
+				batch = append(batch, r)
+			case <-tick.C:
+				liveness = true
+			case <-prefC:
+				preferred = true
+			}
 		}
 	more:
 		for len(batch) < maxBatch {
@@ -187,9 +199,14 @@ func (l *leader) run() {
 				break more
 			}
 		}
-		l.process(batch, liveness, preferred)
+		again = l.process(batch, liveness, preferred)
 	}
 }
+
+// maxPreferred bounds the preferred-leader elections of one pass (one
+// Raft entry); Kafka's controller does at most 1000 per pass
+// (maxElectionsPerImbalance) and runs the next pass at once.
+const maxPreferred = 1000
 
 // drain answers queued requests after leadership ended.
 func (l *leader) drain() {
@@ -203,8 +220,10 @@ func (l *leader) drain() {
 	}
 }
 
-// process plans one batch and proposes it as one entry.
-func (l *leader) process(batch []*request, liveness, preferred bool) {
+// process plans one batch and proposes it as one entry. It reports
+// whether a preferred-leader pass made maxPreferred elections and was
+// written (more may be waiting).
+func (l *leader) process(batch []*request, liveness, preferred bool) (more bool) {
 	n := l.n
 	img := n.Image()
 	var recs []metadata.Record
@@ -287,8 +306,11 @@ func (l *leader) process(batch []*request, liveness, preferred bool) {
 		}
 	}
 	if preferred {
-		if err := add(PreferredLeaders(img, 64)); err != nil {
+		rs := PreferredLeaders(img, maxPreferred)
+		if err := add(rs); err != nil {
 			n.log.Error("preferred leader election failed", zap.Error(err))
+		} else {
+			more = len(rs) >= maxPreferred
 		}
 	}
 	var index uint64
@@ -303,6 +325,7 @@ func (l *leader) process(batch []*request, liveness, preferred bool) {
 			}
 		}
 		if err != nil {
+			more = false
 			n.log.Warn("proposing metadata records failed", zap.Int("records", len(recs)), zap.Error(err))
 			for i := range results {
 				if results[i].err == nil {
@@ -316,6 +339,7 @@ func (l *leader) process(batch []*request, liveness, preferred bool) {
 		res.cmd.Index, res.hb.Index, res.index = index, index, index
 		r.reply <- res
 	}
+	return more
 }
 
 // unclean resolves unclean.leader.election.enable for a topic.
