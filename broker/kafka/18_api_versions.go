@@ -1,6 +1,7 @@
 package kafka
 
-// ApiVersions (key 18), versions 0-3.
+// ApiVersions (key 18), versions 0-4 (v4: features whose supported
+// minimum is 0 are listed, KAFKA-17011/17492; features.go).
 //
 // The response lists every registered API key with the version range its
 // NN_<api>.go file registered, so what is advertised is exactly what is
@@ -14,12 +15,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.ApiVersions.Int16(), 0, 3, handleAPIVersions) }
+func init() { register(kmsg.ApiVersions.Int16(), 0, 4, handleAPIVersions) }
 
 func handleAPIVersions(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.ApiVersionsRequest)
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 	resp.ApiKeys = apiVersionKeys()
+	setFeatures(resp)
 	return resp, nil
 }
 

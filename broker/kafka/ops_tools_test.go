@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -94,5 +95,44 @@ func TestKafkaGroupsListType(t *testing.T) {
 	}
 	if out := consumerGroups("--list", "--type", "CLASSIC"); !strings.Contains(out, "gl-classic") {
 		t.Fatalf("kafka-consumer-groups --list --type CLASSIC:\n%s", out)
+	}
+}
+
+// TestKafkaFeatures: Apache Kafka 4.4's kafka-features describe prints
+// weir's features (ApiVersions v4 supported and finalized features) as
+// it does against Kafka; an upgrade weir cannot make fails with Kafka's
+// INVALID_UPDATE_VERSION message, and one to the current level succeeds.
+func TestKafkaFeatures(t *testing.T) {
+	b := startBroker(t)
+	run := kafkatools.ForTest(t, kafkatools.FeatureCommand, b.addr)
+	out := run("describe")
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		got = append(got, strings.Join(strings.Fields(l), " "))
+	}
+	want := []string{
+		"Feature: group.version SupportedMinVersion: 0 SupportedMaxVersion: 0 FinalizedVersionLevel: 0 Epoch: 0",
+		"Feature: metadata.version SupportedMinVersion: 4.0-IV3 SupportedMaxVersion: 4.0-IV3 FinalizedVersionLevel: 4.0-IV3 Epoch: 0",
+		"Feature: transaction.version SupportedMinVersion: 1 SupportedMaxVersion: 1 FinalizedVersionLevel: 1 Epoch: 0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("kafka-features describe:\n%s\nwant (spacing aside)\n%s", out, strings.Join(want, "\n"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, c := range []struct{ feature, want string }{
+		{"transaction.version=2", "Could not upgrade transaction.version to 2. The update failed for all features since the following feature had an error: Invalid update version 2 for feature transaction.version. Local controller 0 only supports versions 1"},
+		{"group.version=1", "Could not upgrade group.version to 1. The update failed for all features since the following feature had an error: Invalid update version 1 for feature group.version. Local controller 0 does not support this feature."},
+	} {
+		out, err := kafkatools.Run(ctx, kafkatools.FeatureCommand, "--bootstrap-server", b.addr, "upgrade", "--feature", c.feature)
+		if err == nil || !strings.Contains(out, c.want) || !strings.Contains(out, "1 out of 1 operation(s) failed.") {
+			t.Errorf("kafka-features upgrade --feature %s: %v\n%s\nwant\n%s", c.feature, err, out, c.want)
+		}
+	}
+	if out := run("upgrade", "--feature", "transaction.version=1"); strings.TrimSpace(out) != "transaction.version was upgraded to 1." {
+		t.Errorf("upgrade to the current level:\n%s", out)
+	}
+	if out := run("describe"); !strings.Contains(out, "FinalizedVersionLevel: 1") {
+		t.Errorf("describe after the no-op upgrade:\n%s", out)
 	}
 }
