@@ -383,6 +383,25 @@ func authzCases() []authzCase {
 			code: topicCode(func(r *kmsg.ElectLeadersResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode }),
 			// One broker: its only replica already leads.
 			ok: kerr.ElectionNotNeeded.Code, denied: kerr.ClusterAuthorizationFailed.Code},
+		{name: "DescribeLogDirs", grant: clusterACL(acl.OpDescribe),
+			req: func(res string) kmsg.Request {
+				req := kmsg.NewPtrDescribeLogDirsRequest()
+				req.Version = 4
+				return req
+			},
+			code: topicCode(func(r *kmsg.DescribeLogDirsResponse) int16 { return r.ErrorCode }),
+			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
+		{name: "UpdateFeatures", grant: clusterACL(acl.OpAlter),
+			req: func(res string) kmsg.Request {
+				req := kmsg.NewPtrUpdateFeaturesRequest()
+				req.Version = 2
+				u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+				u.Feature, u.MaxVersionLevel, u.UpgradeType = "transaction.version", 1, 1
+				req.FeatureUpdates = append(req.FeatureUpdates, u)
+				return req
+			},
+			code: topicCode(func(r *kmsg.UpdateFeaturesResponse) int16 { return r.ErrorCode }),
+			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "DescribeClientQuotas", grant: clusterACL(acl.OpDescribeConfigs),
 			req: func(res string) kmsg.Request {
 				req := kmsg.NewPtrDescribeClientQuotasRequest()
