@@ -14,7 +14,9 @@ package kafka
 // type, a level below 0, a level outside the supported range ("...
 // does not support this feature." where only 0 is supported), and for
 // the current level a downgrade type on an upgrade or the reverse cannot
-// arise. An update to the current level succeeds and changes nothing;
+// arise. A feature weir does not support at level 0 (its current level)
+// succeeds if Kafka knows the name, else "Feature <name> not found." as
+// Kafka's Feature.featureFromName. An update to the current level succeeds and changes nothing;
 // v0-1 then list every feature with NONE, v2 only the top-level error.
 
 import (
@@ -27,6 +29,11 @@ import (
 )
 
 func init() { register(kmsg.UpdateFeatures.Int16(), 0, 2, handleUpdateFeatures) }
+
+// kafkaFeatures are the other features Kafka 4.4 knows (Feature.java);
+// weir supports none of them, so only their level 0 is accepted.
+var kafkaFeatures = map[string]bool{"kraft.version": true, "eligible.leader.replicas.version": true,
+	"share.version": true, "streams.version": true}
 
 // Kafka's FeatureUpdate.UpgradeType codes.
 const (
@@ -80,6 +87,14 @@ func (s *Server) featureUpdateError(version int16, u kmsg.UpdateFeaturesRequestF
 		return invalid("A feature version cannot be less than 0.")
 	}
 	f, known := featureByName(u.Feature)
+	if !known && u.MaxVersionLevel == 0 {
+		// Level 0 is within every unsupported feature's range (0-0);
+		// Kafka then looks the feature up by name.
+		if kafkaFeatures[u.Feature] {
+			return ""
+		}
+		return invalid("Feature " + u.Feature + " not found.")
+	}
 	if !known || u.MaxVersionLevel < f.min || u.MaxVersionLevel > f.max {
 		what := fmt.Sprintf("Local controller %d", s.cfg.NodeID)
 		if f.max == 0 {

@@ -89,6 +89,7 @@ func TestUpdateFeatures(t *testing.T) {
 		{2, 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{fu("transaction.version", 1), fu("share.version", 1)}, "Invalid update version 1 for feature share.version. Local controller 0 does not support this feature."},
 		{2, 7, []kmsg.UpdateFeaturesRequestFeatureUpdate{fu("transaction.version", 1)}, "Invalid update version 1 for feature transaction.version. The controller does not support the given upgrade type."},
 		{2, 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{fu("group.version", -1)}, "Invalid update version -1 for feature group.version. A feature version cannot be less than 0."},
+		{2, 1, []kmsg.UpdateFeaturesRequestFeatureUpdate{fu("no.such.version", 0)}, "Invalid update version 0 for feature no.such.version. Feature no.such.version not found."},
 	} {
 		r := update(c.v, c.typ, c.u...)
 		if r.ErrorCode != kerr.InvalidUpdateVersion.Code || msg(r) != prefix+c.want || len(r.Results) != 0 {
@@ -96,8 +97,8 @@ func TestUpdateFeatures(t *testing.T) {
 		}
 	}
 	for _, v := range []int16{0, 1, 2} {
-		r := update(v, 1, fu("transaction.version", 1), fu("metadata.version", 25))
-		if r.ErrorCode != 0 || (v <= 1) != (len(r.Results) == 2) {
+		r := update(v, 1, fu("transaction.version", 1), fu("metadata.version", 25), fu("share.version", 0))
+		if r.ErrorCode != 0 || (v <= 1) != (len(r.Results) == 3) {
 			t.Errorf("v%d current levels: %+v", v, r)
 		}
 		for _, res := range r.Results {
