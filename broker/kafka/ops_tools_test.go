@@ -2,7 +2,10 @@ package kafka
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/brokertest/kafkatools"
+	"weir/broker/logdir"
 )
 
 // TestKafkaGetOffsetsLocalAndTiered: Apache Kafka 4.4's kafka-get-offsets
@@ -134,5 +138,27 @@ func TestKafkaFeatures(t *testing.T) {
 	}
 	if out := run("describe"); !strings.Contains(out, "FinalizedVersionLevel: 1") {
 		t.Errorf("describe after the no-op upgrade:\n%s", out)
+	}
+}
+
+// TestKafkaLogDirsFailedDir: kafka-log-dirs --describe against a broker
+// whose log directory broker/logdir marked failed shows the directory
+// with Kafka's error for it and no partitions.
+func TestKafkaLogDirsFailedDir(t *testing.T) {
+	mon := logdir.New(logdir.Config{})
+	t.Cleanup(mon.Close)
+	dir := t.TempDir()
+	b := startBroker(t, func(c *Config) { c.LogDir, c.LogDirState = dir, mon.State })
+	run := kafkatools.ForTest(t, kafkatools.LogDirsCommand, b.addr)
+	createTopic(t, b, "faileddir", 1, nil)
+	mon.Report(&os.PathError{Op: "write", Path: "x", Err: syscall.EIO})
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := run("--describe")
+	want := `{"brokers":[{"broker":0,"logDirs":[{"partitions":[],"error":"org.apache.kafka.common.errors.KafkaStorageException","logDir":"` + abs + `"}]}],"version":1}`
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || lines[2] != want {
+		t.Fatalf("kafka-log-dirs --describe:\n%s\nwant last line\n%s", out, want)
 	}
 }
