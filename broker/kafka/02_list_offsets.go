@@ -4,7 +4,8 @@ package kafka
 //
 // Per partition, Timestamp selects:
 //
-//	-2 (earliest)       the log start offset
+//	-2 (earliest)       the log start offset, with the leader epoch of
+//	                    the epoch-cache entry holding it (Kafka's)
 //	-1 (latest)         the high watermark (read_uncommitted) or the last
 //	                    stable offset (read_committed, v2+; equal
 //	                    without transactions)
@@ -88,6 +89,9 @@ func handleListOffsets(s *Server, r *Request) (kmsg.Response, error) {
 				sp.ErrorCode = code
 				sp.Offset, sp.Timestamp = off, tsv
 				sp.LeaderEpoch = p.rep.LeaderEpoch()
+				if rp.Timestamp == -2 || rp.Timestamp == -4 {
+					sp.LeaderEpoch = epochAt(p.log.Epochs(), off)
+				}
 				if req.Version == 0 && code == 0 {
 					if off < 0 {
 						off = p.log.HighWatermark()
@@ -148,6 +152,22 @@ func (s *Server) listOffset(ts *topicState, p *partition, t int64, committed boo
 		return -1, -1, 0
 	}
 	return off, bts, 0
+}
+
+// epochAt is the leader epoch of offset: that of the last cache entry
+// starting at or before it, -1 when none does. For the log start offset
+// (earliest, earliest-local) this is Kafka's answer: the earliest entry
+// of its leader-epoch cache, truncated to the log start, when that entry
+// starts at or before the log start.
+func epochAt(epochs []log.EpochEntry, offset int64) int32 {
+	e := int32(-1)
+	for _, x := range epochs {
+		if x.StartOffset > offset {
+			break
+		}
+		e = x.Epoch
+	}
+	return e
 }
 
 // listOffsetsTimestampUnsupported reports a special (negative) timestamp
