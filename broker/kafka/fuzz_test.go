@@ -124,6 +124,46 @@ func fuzzSeeds() [][]byte {
 		add(r)
 	}
 	out = append(out, []byte{0, 18, 0, 99, 0, 0, 0, 1, 0xff, 0xff}, []byte{0, 3}, []byte{})
+	// Issue 18 (ops1): ApiVersions v4 (features), ListOffsets -4/-5 at
+	// v9/v10, ListGroups v5 types, DescribeLogDirs, UpdateFeatures.
+	{
+		r := kmsg.NewPtrApiVersionsRequest()
+		r.Version, r.ClientSoftwareName, r.ClientSoftwareVersion = 4, "seed", "1"
+		add(r)
+		for _, c := range []struct {
+			v  int16
+			ts int64
+		}{{9, -4}, {10, -5}} {
+			lo := kmsg.NewPtrListOffsetsRequest()
+			lo.Version = c.v
+			t := kmsg.NewListOffsetsRequestTopic()
+			t.Topic = "fuzz"
+			p := kmsg.NewListOffsetsRequestTopicPartition()
+			p.Timestamp = c.ts
+			t.Partitions = append(t.Partitions, p)
+			lo.Topics = append(lo.Topics, t)
+			add(lo)
+		}
+		lg := kmsg.NewPtrListGroupsRequest()
+		lg.Version, lg.TypesFilter = 5, []string{"classic", "Consumer"}
+		add(lg)
+		for _, v := range []int16{1, 4} {
+			dl := kmsg.NewPtrDescribeLogDirsRequest()
+			dl.Version = v
+			if v == 4 {
+				dl.Topics = []kmsg.DescribeLogDirsRequestTopic{{Topic: "fuzz", Partitions: []int32{0, 1}}}
+			}
+			add(dl)
+		}
+		for _, v := range []int16{0, 2} {
+			uf := kmsg.NewPtrUpdateFeaturesRequest()
+			uf.Version = v
+			u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+			u.Feature, u.MaxVersionLevel, u.UpgradeType = "transaction.version", 2, 1
+			uf.FeatureUpdates = append(uf.FeatureUpdates, u)
+			add(uf)
+		}
+	}
 	for _, v := range []int16{0, 3} {
 		add(txnOffsetCommitReq(v, "tx", "g", map[string][]int32{"fuzz": {0}}))
 	}
