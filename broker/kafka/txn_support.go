@@ -40,6 +40,7 @@ import (
 	"weir/broker/metadata"
 	"weir/broker/replica"
 	"weir/broker/txncoord"
+	"weir/internal/kafkaclient"
 )
 
 // txnSupport is one server's transaction coordinator, created on first
@@ -346,10 +347,10 @@ func (s *Server) interBrokerRequest(ctx context.Context, id int32, req kmsg.Requ
 		if hs <= 0 {
 			hs = 10 * time.Second
 		}
-		cl, err := kgo.NewClient(
-			kgo.SeedBrokers(seeds...),
-			kgo.ClientID("weir-broker-"+strconv.Itoa(int(s.cfg.NodeID))),
-			kgo.Dialer(func(ctx context.Context, _, addr string) (net.Conn, error) {
+		cl, err := kafkaclient.New(kafkaclient.Options{
+			Brokers:  seeds,
+			ClientID: "weir-broker-" + strconv.Itoa(int(s.cfg.NodeID)),
+			Extra: []kgo.Opt{kgo.Dialer(func(ctx context.Context, _, addr string) (net.Conn, error) {
 				nc, err := dial(ctx, addr)
 				if err != nil || tlsCfg == nil {
 					return nc, err
@@ -357,8 +358,8 @@ func (s *Server) interBrokerRequest(ctx context.Context, id int32, req kmsg.Requ
 				return tlsCfg.DialHandshake(ctx, nc, addr, hs, func(err error) {
 					s.log.Warn("inter-broker connection refused: TLS handshake failed", zap.String("addr", addr), zap.Error(err))
 				})
-			}),
-		)
+			})},
+		})
 		ts.mu.Lock()
 		ts.ib, ts.ibErr = cl, err
 		ts.mu.Unlock()
