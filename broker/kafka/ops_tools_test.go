@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"weir/broker/brokertest/kafkatools"
 	"weir/broker/logdir"
+	"weir/internal/testkit"
 )
 
 // TestKafkaGetOffsetsLocalAndTiered: Apache Kafka 4.4's kafka-get-offsets
@@ -65,19 +67,21 @@ func TestKafkaGroupsListType(t *testing.T) {
 	groups := kafkatools.ForTest(t, kafkatools.GroupsCommand, b.addr)
 	consumerGroups := kafkatools.ForTest(t, kafkatools.ConsumerGroupCommand, b.addr)
 	createTopic(t, b, "gltype", 1, nil)
+	// The consumer joins in the background; wait until the group has it
+	// (an offset commit without member id raced that join: UNKNOWN_MEMBER_ID).
 	cl := b.client(kgo.ConsumerGroup("gl-classic"), kgo.ConsumeTopics("gltype"))
-	commit := kmsg.NewPtrOffsetCommitRequest()
-	commit.Group = "gl-classic"
-	commit.Generation = -1
-	ct := kmsg.NewOffsetCommitRequestTopic()
-	ct.Topic = "gltype"
-	cp := kmsg.NewOffsetCommitRequestTopicPartition()
-	cp.Offset = 0
-	ct.Partitions = append(ct.Partitions, cp)
-	commit.Topics = append(commit.Topics, ct)
-	if resp, err := commit.RequestWith(context.Background(), cl); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
-		t.Fatalf("offset commit: %v %+v", err, resp)
-	}
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.Groups = []string{"gl-classic"}
+		resp, err := req.RequestWith(context.Background(), cl)
+		if err != nil {
+			return err
+		}
+		if g := resp.Groups[0]; g.State != "Stable" || g.ProtocolType != "consumer" {
+			return fmt.Errorf("group gl-classic: state %q, protocol type %q", g.State, g.ProtocolType)
+		}
+		return nil
+	})
 
 	out := groups("--list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
