@@ -25,9 +25,7 @@ func TestLeaderElectionCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts JVMs")
 	}
-	if why := kafkatools.Available(); why != "" {
-		t.Skip(why)
-	}
+	kafkatools.Require(t)
 	c := NewCluster(t)
 	c.CreateTopic("elect", 3, 3, nil) // elect-0 replicas [1 2 3]
 	c.CreateTopic("u", 1, 2, nil)     // [1 2]

@@ -3,6 +3,7 @@ package kafkatools
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -50,6 +51,18 @@ func Available() string {
 	return ""
 }
 
+// Require skips t when Java or Maven is missing, and fails it instead
+// under CI (CI set), where a skipped test would prove nothing.
+func Require(t testing.TB) {
+	t.Helper()
+	if why := Available(); why != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+}
+
 func project() mvnpeer.Project {
 	_, file, _, _ := runtime.Caller(0)
 	return mvnpeer.Project{Dir: filepath.Join(filepath.Dir(file), "java"), Launcher: "weir/kafkatools/Launcher.class"}
@@ -83,9 +96,7 @@ func ForTest(t testing.TB, class, bootstrap string) func(args ...string) string 
 	if testing.Short() {
 		t.Skip("starts JVMs")
 	}
-	if why := Available(); why != "" {
-		t.Skip(why)
-	}
+	Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return func(args ...string) string {
