@@ -97,6 +97,9 @@ func planCommand(im *metadata.Image, c Command) ([]metadata.Record, *metadata.To
 	case KindAlterScram:
 		rs, err := planScram(im, c.Scram)
 		return rs, nil, err
+	case KindAlterBrokerConfig:
+		rs, err := planBrokerConfig(im, c)
+		return rs, nil, err
 	case KindProducerIDs:
 		if c.Total <= 0 {
 			return nil, nil, fmt.Errorf("controller: producer id block of %d", c.Total)

@@ -107,6 +107,9 @@ type Image struct {
 	acls      map[UUID]ACL
 	quotas    map[string]QuotaEntry // client quotas by quotaKey
 	scram     scramUsers
+	// brokerConfigs are the dynamic broker config overrides by BROKER
+	// resource ("" = cluster default, else a node id).
+	brokerConfigs map[string]map[string]string
 }
 
 // ClusterID returns the cluster id, "" before InitCluster.
@@ -212,6 +215,8 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		acls:      im.acls,
 		quotas:    im.quotas,
 		scram:     im.scram,
+
+		brokerConfigs: im.brokerConfigs,
 	}
 	switch r.Type {
 	case TypeInitCluster:
@@ -330,6 +335,12 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		b.Fenced = fb.Fenced
 		next.brokers = maps.Clone(im.brokers)
 		next.brokers[b.NodeID] = b
+	case TypeAlterBrokerConfig:
+		bc, err := im.applyBrokerConfig(r.AlterBrokerConfig)
+		if err != nil {
+			return nil, err
+		}
+		next.brokerConfigs = bc
 	case TypeUserScramCredential:
 		if err := im.applyScram(next, r.UserScramCredential); err != nil {
 			return nil, err
@@ -400,6 +411,7 @@ func (im *Image) Records() []Record {
 		}})
 	}
 	out = append(out, im.scramRecords()...)
+	out = append(out, im.brokerConfigRecords()...)
 	return append(out, im.quotaRecords()...)
 }
 

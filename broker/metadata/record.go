@@ -44,6 +44,8 @@ type Record struct {
 	DeleteACLs       *DeleteACLs       `json:"delete_acls,omitempty"`
 	ClientQuota      *ClientQuota      `json:"client_quota,omitempty"`
 
+	AlterBrokerConfig *AlterBrokerConfig `json:"alter_broker_config,omitempty"`
+
 	UserScramCredential *UserScramCredential `json:"user_scram_credential,omitempty"`
 }
 
@@ -180,6 +182,7 @@ func (r Record) check() error {
 		{TypeDeleteACLs, r.DeleteACLs != nil},
 		{TypeClientQuota, r.ClientQuota != nil},
 		{TypeUserScramCredential, r.UserScramCredential != nil},
+		{TypeAlterBrokerConfig, r.AlterBrokerConfig != nil},
 	} {
 		if p.set {
 			set++
