@@ -42,6 +42,8 @@ type Command struct {
 	Scram []metadata.UserScramCredential `json:"scram,omitempty"`
 	// Elect asks for leader elections (KindElectLeaders).
 	Elect *metadata.ElectLeaders `json:"elect,omitempty"`
+	// Reassign are partition reassignments (KindAlterReassignments).
+	Reassign []metadata.Reassignment `json:"reassign,omitempty"`
 }
 
 // CommandReply is the leader's answer: the Raft index of the entry that
@@ -58,6 +60,8 @@ type CommandReply struct {
 	DeletedACLs [][]acl.Binding `json:"deleted_acls,omitempty"`
 	// Elections are the per-partition results of elect_leaders.
 	Elections []metadata.ElectionResult `json:"elections,omitempty"`
+	// Reassignments are the per-partition results of alter_reassignments.
+	Reassignments []metadata.ReassignResult `json:"reassignments,omitempty"`
 }
 
 // HeartbeatArgs is a broker's periodic heartbeat, carrying its

@@ -247,6 +247,10 @@ func (l *leader) process(batch []*request, liveness, preferred bool) (more bool)
 	}
 	for i, r := range batch {
 		switch {
+		case r.cmd != nil && r.cmd.Kind == KindAlterReassignments:
+			rs, res := l.planReassignments(img, *r.cmd)
+			err := add(rs)
+			results[i] = result{err: err, cmd: CommandReply{Reassignments: res}}
 		case r.cmd != nil:
 			first, pre := img.NextProducerID(), img
 			rs, t, err := planCommand(img, *r.cmd)

@@ -171,6 +171,13 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 			} else {
 				p = &partition{index: int32(i)}
 			}
+			if p.hosted && !slices.Contains(mp.Replicas, self) {
+				// Reassigned away (a completed reassignment, or a cancelled
+				// one that was adding this broker): stop replicating and
+				// delete the log, as Kafka's StopReplica with delete.
+				pt.dropPartition(t.Name, p, deleteGone)
+				p = &partition{index: int32(i)}
+			}
 			if !p.hosted && slices.Contains(mp.Replicas, self) {
 				p.hosted = true
 				l, err := s.logs.Open(t.Name, int32(i), lcfg)
@@ -206,27 +213,7 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 func (pt *partitionTable) dropTopic(ts *topicState, deleteLogs bool) {
 	s := pt.s
 	for _, p := range ts.parts {
-		if p.rep != nil {
-			s.replicas.Remove(p.rep)
-			s.hostedBy.Delete(p.rep)
-		}
-		p.prodMu.Lock()
-		prod := p.prod
-		p.prod = nil
-		p.prodMu.Unlock()
-		if prod != nil {
-			if deleteLogs {
-				prod.Discard()
-			} else if err := prod.Close(); err != nil {
-				s.log.Warn("closing producer state failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
-			}
-		}
-		if p.log == nil || !deleteLogs {
-			continue
-		}
-		if err := s.logs.Delete(ts.name, p.index); err != nil && !errors.Is(err, log.ErrClosed) {
-			s.log.Error("deleting partition log failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
-		}
+		pt.dropPartitionLog(ts.name, p, deleteLogs)
 	}
 	if deleteLogs {
 		s.metrics.bytesIn.DeleteLabelValues(ts.name)
@@ -236,6 +223,40 @@ func (pt *partitionTable) dropTopic(ts *topicState, deleteLogs bool) {
 		s.metrics.logSize.DeleteLabelValues(ts.name)
 	}
 	s.log.Info("topic removed", zap.String("topic", ts.name), zap.Bool("logs_deleted", deleteLogs))
+}
+
+// dropPartition stops hosting one partition of a topic that stays (this
+// broker is no longer one of its replicas) and deletes its log.
+func (pt *partitionTable) dropPartition(topic string, p *partition, deleteLog bool) {
+	pt.dropPartitionLog(topic, p, deleteLog)
+	pt.s.log.Info("partition moved off this broker", zap.String("topic", topic), zap.Int32("partition", p.index), zap.Bool("log_deleted", deleteLog && p.log != nil))
+}
+
+// dropPartitionLog stops replicating p, closes its producer state and
+// deletes (or only forgets) its log.
+func (pt *partitionTable) dropPartitionLog(topic string, p *partition, deleteLogs bool) {
+	s := pt.s
+	if p.rep != nil {
+		s.replicas.Remove(p.rep)
+		s.hostedBy.Delete(p.rep)
+	}
+	p.prodMu.Lock()
+	prod := p.prod
+	p.prod = nil
+	p.prodMu.Unlock()
+	if prod != nil {
+		if deleteLogs {
+			prod.Discard()
+		} else if err := prod.Close(); err != nil {
+			s.log.Warn("closing producer state failed", zap.String("topic", topic), zap.Int32("partition", p.index), zap.Error(err))
+		}
+	}
+	if p.log == nil || !deleteLogs {
+		return
+	}
+	if err := s.logs.Delete(topic, p.index); err != nil && !errors.Is(err, log.ErrClosed) {
+		s.log.Error("deleting partition log failed", zap.String("topic", topic), zap.Int32("partition", p.index), zap.Error(err))
+	}
 }
 
 // closeAll closes every partition's producer state (writing its final

@@ -385,3 +385,20 @@ func (s *FileStore) ElectLeaders(ctx context.Context, req ElectLeaders) ([]Elect
 }
 
 var _ LeaderElector = (*FileStore)(nil)
+
+// AlterPartitionReassignments decides and applies reassignments; see
+// Reassigner. Unclean election (cancelling a reassignment whose ISR is
+// all adding replicas) is not allowed on one node.
+func (s *FileStore) AlterPartitionReassignments(ctx context.Context, reqs []Reassignment) ([]ReassignResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, results := BuildReassignments(s.img.Load(), reqs, nil)
+	for _, r := range recs {
+		if _, err := s.proposeLocked(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+var _ Reassigner = (*FileStore)(nil)

@@ -74,12 +74,19 @@ const (
 // Partition is one partition's assignment and leadership. Leader is -1
 // while the partition is offline. LeaderEpoch increases with every leader
 // change; PartitionEpoch with every change at all (leader or ISR).
+//
+// During a reassignment (reassign.go) Replicas is the target replicas
+// followed by the ones being removed, AddingReplicas the target replicas
+// that were not replicas before and RemovingReplicas the replicas not in
+// the target (Kafka's PartitionRegistration); both empty otherwise.
 type Partition struct {
-	Leader         int32   `json:"leader"`
-	LeaderEpoch    int32   `json:"leader_epoch"`
-	PartitionEpoch int32   `json:"partition_epoch,omitempty"`
-	Replicas       []int32 `json:"replicas"`
-	ISR            []int32 `json:"isr"`
+	Leader           int32   `json:"leader"`
+	LeaderEpoch      int32   `json:"leader_epoch"`
+	PartitionEpoch   int32   `json:"partition_epoch,omitempty"`
+	Replicas         []int32 `json:"replicas"`
+	ISR              []int32 `json:"isr"`
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
 }
 
 // Topic is a topic in an Image. Topics are immutable once in an image:
@@ -302,12 +309,19 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		if err := checkChange(cur, cp); err != nil {
 			return nil, fmt.Errorf("topic %q partition %d: %w", cp.Topic, cp.Partition, err)
 		}
-		nt := *t
-		nt.Partitions = slices.Clone(t.Partitions)
-		nt.Partitions[cp.Partition] = Partition{
+		np := Partition{
 			Leader: cp.Leader, LeaderEpoch: cp.LeaderEpoch, PartitionEpoch: cp.PartitionEpoch,
 			Replicas: cur.Replicas, ISR: slices.Clone(cp.ISR),
+			AddingReplicas: cur.AddingReplicas, RemovingReplicas: cur.RemovingReplicas,
 		}
+		if cp.Replicas != nil {
+			np.Replicas = slices.Clone(cp.Replicas)
+			np.AddingReplicas = nonEmpty(cp.AddingReplicas)
+			np.RemovingReplicas = nonEmpty(cp.RemovingReplicas)
+		}
+		nt := *t
+		nt.Partitions = slices.Clone(t.Partitions)
+		nt.Partitions[cp.Partition] = np
 		next.topics, next.byID = im.withTopic(&nt)
 	case TypeProducerIDs:
 		if r.ProducerIDs.Next <= im.nextPID {
@@ -362,10 +376,17 @@ func checkChange(cur Partition, cp *ChangePartition) error {
 	if len(cp.ISR) == 0 {
 		return fmt.Errorf("%w: empty", ErrInvalidISR)
 	}
+	replicas := cur.Replicas
+	if cp.Replicas != nil {
+		if err := checkAssignment(cp); err != nil {
+			return err
+		}
+		replicas = cp.Replicas
+	}
 	seen := map[int32]bool{}
 	for _, id := range cp.ISR {
-		if !slices.Contains(cur.Replicas, id) || seen[id] {
-			return fmt.Errorf("%w: %v is not a set of replicas %v", ErrInvalidISR, cp.ISR, cur.Replicas)
+		if !slices.Contains(replicas, id) || seen[id] {
+			return fmt.Errorf("%w: %v is not a set of replicas %v", ErrInvalidISR, cp.ISR, replicas)
 		}
 		seen[id] = true
 	}
@@ -418,7 +439,8 @@ func (im *Image) Records() []Record {
 func clonePartitions(ps []Partition) []Partition {
 	out := make([]Partition, len(ps))
 	for i, p := range ps {
-		out[i] = Partition{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR)}
+		out[i] = Partition{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR),
+			AddingReplicas: nonEmpty(p.AddingReplicas), RemovingReplicas: nonEmpty(p.RemovingReplicas)}
 	}
 	return out
 }

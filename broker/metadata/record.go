@@ -85,8 +85,10 @@ type AlterTopicConfig struct {
 	Configs map[string]string `json:"configs"`
 }
 
-// ChangePartition sets one partition's leader, leader epoch and ISR (the
-// replicas do not change). PartitionEpoch must be the partition's current
+// ChangePartition sets one partition's leader, leader epoch and ISR, and
+// with Replicas set its whole assignment (Replicas, AddingReplicas,
+// RemovingReplicas: a reassignment starting, completing or reverted;
+// without Replicas the assignment does not change). PartitionEpoch must be the partition's current
 // partition epoch + 1, so a change decided against a stale image cannot
 // apply; LeaderEpoch must not go backwards. Leader -1 means offline (no
 // leader); otherwise the leader is a member of ISR. ISR is a non-empty
@@ -99,6 +101,10 @@ type ChangePartition struct {
 	LeaderEpoch    int32   `json:"leader_epoch"`
 	PartitionEpoch int32   `json:"partition_epoch"`
 	ISR            []int32 `json:"isr"`
+
+	Replicas         []int32 `json:"replicas,omitempty"`
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
 }
 
 // FenceBroker fences (Fenced=true) or unfences a registered broker. A

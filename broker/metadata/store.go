@@ -254,6 +254,12 @@ func BuildAlterPartition(im *Image, req AlterPartition) (Record, error) {
 			return Record{}, fmt.Errorf("%s: %w: broker %d is not live", name, ErrInvalidISR, id)
 		}
 	}
+	if cur.Reassigning() && len(req.ISR) > 0 && slices.Contains(req.ISR, cur.Leader) && containsAll(cur.Replicas, req.ISR) {
+		// The ISR change may complete the reassignment (reassign.go).
+		if r := buildPartitionChange(im, t, int(req.Partition), cur.Replicas, cur.AddingReplicas, cur.RemovingReplicas, req.ISR, false); r != nil {
+			return *r, nil
+		}
+	}
 	cp := &ChangePartition{
 		Topic: req.Topic, ID: t.ID, Partition: req.Partition,
 		Leader: cur.Leader, LeaderEpoch: cur.LeaderEpoch, PartitionEpoch: cur.PartitionEpoch + 1,

@@ -39,6 +39,7 @@ type LeaderState struct {
 	leo, hw        int64
 	lag            time.Duration
 	followers      map[int32]*follower
+	lastEvent      time.Time // the latest time an event brought
 }
 
 type follower struct {
@@ -66,7 +67,7 @@ func NewLeaderState(self int32, p metadata.Partition, leo, hw int64, lag time.Du
 		self: self, replicas: slices.Clone(p.Replicas), isr: slices.Clone(p.ISR),
 		leaderEpoch: p.LeaderEpoch, partitionEpoch: p.PartitionEpoch,
 		epochStart: leo, leo: leo, hw: min(hw, leo), lag: lag,
-		followers: map[int32]*follower{},
+		followers: map[int32]*follower{}, lastEvent: now,
 	}
 	for _, r := range p.Replicas {
 		if r != self {
@@ -117,6 +118,9 @@ func (s *LeaderState) Truncated(leo int64) {
 // FollowerFetch records a fetch by follower id at fetchOffset (its LEO).
 // A replica not assigned to the partition is ignored.
 func (s *LeaderState) FollowerFetch(id int32, fetchOffset int64, now time.Time) Update {
+	if now.After(s.lastEvent) {
+		s.lastEvent = now
+	}
 	f := s.followers[id]
 	if f == nil {
 		return s.update(nil)
@@ -143,6 +147,9 @@ func (s *LeaderState) FollowerFetch(id int32, fetchOffset int64, now time.Time) 
 // Tick checks the ISR members' lag at now and proposes removing those
 // not caught up within LagTime.
 func (s *LeaderState) Tick(now time.Time) Update {
+	if now.After(s.lastEvent) {
+		s.lastEvent = now
+	}
 	if s.pending != nil {
 		return s.update(nil)
 	}
@@ -174,6 +181,21 @@ func (s *LeaderState) Committed(p metadata.Partition) Update {
 	}
 	s.isr = slices.Clone(p.ISR)
 	s.partitionEpoch = p.PartitionEpoch
+	if !slices.Equal(s.replicas, p.Replicas) {
+		// A reassignment added replicas (they start unknown, so the HW
+		// waits for nobody outside the ISR) or removed them.
+		s.replicas = slices.Clone(p.Replicas)
+		for id := range s.followers {
+			if !slices.Contains(p.Replicas, id) {
+				delete(s.followers, id)
+			}
+		}
+		for _, r := range p.Replicas {
+			if r != s.self && s.followers[r] == nil {
+				s.followers[r] = &follower{leo: -1, lastCaughtUp: s.lastEvent, lastFetch: s.lastEvent, lastFetchLeaderLEO: -1}
+			}
+		}
+	}
 	return s.update(nil)
 }
 

@@ -1,0 +1,167 @@
+package brokertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// alterReassignments sends one AlterPartitionReassignments request (nil
+// replicas cancel) and returns each partition's error code by
+// "topic-partition".
+func alterReassignments(t *testing.T, cl *kgo.Client, topic string, targets map[int32][]int32) map[int32]int16 {
+	t.Helper()
+	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	req.TimeoutMillis = 20000
+	rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	rt.Topic = topic
+	for p, reps := range targets {
+		rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+		rp.Partition, rp.Replicas = p, reps
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("AlterPartitionReassignments: %v", err)
+	}
+	if resp.ErrorCode != 0 {
+		t.Fatalf("AlterPartitionReassignments: top-level %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	out := map[int32]int16{}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			out[rp.Partition] = rp.ErrorCode
+			if rp.ErrorCode != 0 {
+				t.Logf("%s-%d: %v: %s", rt.Topic, rp.Partition, kerr.ErrorForCode(rp.ErrorCode), deref(rp.ErrorMessage))
+			}
+		}
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// listReassignments returns the ongoing reassignments by
+// "topic-partition" as [replicas, adding, removing].
+func listReassignments(t *testing.T, cl *kgo.Client) map[string][3][]int32 {
+	t.Helper()
+	req := kmsg.NewPtrListPartitionReassignmentsRequest()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("ListPartitionReassignments: %v", err)
+	}
+	out := map[string][3][]int32{}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			out[fmt.Sprintf("%s-%d", rt.Topic, rp.Partition)] = [3][]int32{rp.Replicas, rp.AddingReplicas, rp.RemovingReplicas}
+		}
+	}
+	return out
+}
+
+// TestReassignPartitions moves partitions between brokers of a 3-broker
+// cluster: a replica moves off its broker (the data follows, the old log
+// is deleted), the leader is reassigned away (a new leader is elected
+// from the target), a reassignment onto a stopped broker stays in
+// progress, is listed, and is cancelled (reverted); bad input gets
+// Kafka's error codes and changes nothing.
+func TestReassignPartitions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3-broker cluster")
+	}
+	c := NewCluster(t)
+	c.CreateTopic("mv", 2, 1, nil) // mv-0 on [1], mv-1 on [2]
+	if got := c.Partition("mv", 0).Replicas; !slices.Equal(got, []int32{1}) {
+		t.Fatalf("mv-0 replicas %v, want [1]", got)
+	}
+	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	defer cl.Close()
+	produceSync(t, cl, "mv", 0, seq("a", 0, 100)...)
+	dir := filepath.Join(c.Broker(1).DataDir())
+
+	// Bad input: nothing changes.
+	codes := alterReassignments(t, cl, "mv", map[int32][]int32{0: {1, 1}, 1: {2, 9}, 7: {1}})
+	if codes[0] != kerr.InvalidReplicaAssignment.Code || codes[1] != kerr.InvalidReplicaAssignment.Code || codes[7] != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("bad reassignments answered %v", codes)
+	}
+	codes = alterReassignments(t, cl, "nope", map[int32][]int32{0: {1}})
+	if codes[0] != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("reassigning an unknown topic answered %v", codes)
+	}
+	codes = alterReassignments(t, cl, "mv", map[int32][]int32{0: nil})
+	if codes[0] != kerr.NoReassignmentInProgress.Code {
+		t.Fatalf("cancelling with nothing in progress answered %v", codes)
+	}
+	if p := c.Partition("mv", 0); !slices.Equal(p.Replicas, []int32{1}) || p.Reassigning() {
+		t.Fatalf("refused reassignments changed mv-0: %+v", p)
+	}
+
+	// mv-0 from [1] to [2 3]: the leader (1) is removed.
+	codes = alterReassignments(t, cl, "mv", map[int32][]int32{0: {2, 3}})
+	if codes[0] != 0 {
+		t.Fatalf("reassigning mv-0 answered %v", codes)
+	}
+	c.WaitFor(30*time.Second, func() error {
+		p := c.Partition("mv", 0)
+		if !slices.Equal(p.Replicas, []int32{2, 3}) || p.Reassigning() || len(p.ISR) != 2 {
+			return fmt.Errorf("mv-0 %+v", p)
+		}
+		if l, err := c.LeaderOf("mv", 0); err != nil || l != 2 {
+			return fmt.Errorf("mv-0 leader %d: %v", l, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "mv-0")); err == nil {
+			return fmt.Errorf("broker 1 still has mv-0's log")
+		}
+		return nil
+	})
+	if l := listReassignments(t, cl); len(l) != 0 {
+		t.Fatalf("reassignments listed after completion: %v", l)
+	}
+	produceSync(t, cl, "mv", 0, seq("a", 100, 110)...)
+	if got := consumeAll(t, c, "mv", 0, 110); !slices.Equal(got, seq("a", 0, 110)) {
+		t.Fatalf("mv-0 after the move holds %d records, want a0..a109", len(got))
+	}
+
+	// Onto a stopped broker: stays in progress until cancelled.
+	c.Kill(3)
+	codes = alterReassignments(t, cl, "mv", map[int32][]int32{1: {2, 3}})
+	if codes[1] != 0 {
+		t.Fatalf("reassigning mv-1 answered %v", codes)
+	}
+	l := listReassignments(t, cl)
+	if got, ok := l["mv-1"]; !ok || !slices.Equal(got[0], []int32{2, 3}) || !slices.Equal(got[1], []int32{3}) || len(got[2]) != 0 {
+		t.Fatalf("listed reassignments %v, want mv-1 replicas [2 3] adding [3]", l)
+	}
+	produceSync(t, cl, "mv", 1, "b0") // the partition keeps working
+	codes = alterReassignments(t, cl, "mv", map[int32][]int32{1: nil})
+	if codes[1] != 0 {
+		t.Fatalf("cancelling mv-1 answered %v", codes)
+	}
+	c.WaitFor(10*time.Second, func() error {
+		if p := c.Partition("mv", 1); !slices.Equal(p.Replicas, []int32{2}) || p.Reassigning() || !slices.Equal(p.ISR, []int32{2}) {
+			return fmt.Errorf("mv-1 after cancel %+v, want replicas [2]", p)
+		}
+		return nil
+	})
+	if l := listReassignments(t, cl); len(l) != 0 {
+		t.Fatalf("reassignments listed after cancel: %v", l)
+	}
+}
