@@ -36,6 +36,9 @@ const (
 	// LeaderElectionCommand is kafka-leader-election (--election-type
 	// preferred|unclean, --all-topic-partitions or --topic/--partition).
 	LeaderElectionCommand = "org.apache.kafka.tools.LeaderElectionCommand"
+	// ReassignPartitionsCommand is kafka-reassign-partitions (--generate,
+	// --execute [--throttle], --verify, --cancel, --list).
+	ReassignPartitionsCommand = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 )
 
 // Heap is the JVM heap of a tool run.
