@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"weir/broker/metadata"
 )
 
 // alterReassignments sends one AlterPartitionReassignments request (nil
@@ -163,5 +165,81 @@ func TestReassignPartitions(t *testing.T) {
 	})
 	if l := listReassignments(t, cl); len(l) != 0 {
 		t.Fatalf("reassignments listed after cancel: %v", l)
+	}
+}
+
+// TestReassignSurvivesControllerFailover: a reassignment in progress when
+// the controller leader dies completes under the next controller (the
+// reassignment lives in the replicated metadata; the new leader completes
+// it at the partition leader's ISR change).
+func TestReassignSurvivesControllerFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3-broker cluster")
+	}
+	c := NewCluster(t)
+	var ctrl int32 = -1
+	c.WaitFor(10*time.Second, func() error {
+		for _, b := range c.Brokers() {
+			if b.Node().IsLeader() {
+				ctrl = b.ID
+				return nil
+			}
+		}
+		return fmt.Errorf("no controller leader")
+	})
+	var others []int32
+	for _, b := range c.Brokers() {
+		if b.ID != ctrl {
+			others = append(others, b.ID)
+		}
+	}
+	lead, add := others[0], others[1]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.Broker(lead).Node().CreateTopic(ctx, metadata.TopicSpec{Name: "fo", Partitions: 1, ReplicationFactor: 1, Assignment: [][]int32{{lead}}}); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor(20*time.Second, func() error { _, err := c.LeaderOf("fo", 0); return err })
+	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	defer cl.Close()
+	produceSync(t, cl, "fo", 0, seq("f", 0, 20)...)
+
+	// The adding replica cannot fetch: the reassignment stays in progress.
+	c.Network().Cut(add, lead, Kafka)
+	if codes := alterReassignments(t, cl, "fo", map[int32][]int32{0: {add}}); codes[0] != 0 {
+		t.Fatalf("reassigning fo-0 answered %v", codes)
+	}
+	c.WaitFor(10*time.Second, func() error {
+		if p := c.Partition("fo", 0); !p.Reassigning() {
+			return fmt.Errorf("fo-0 not reassigning: %+v", p)
+		}
+		return nil
+	})
+	c.Kill(ctrl)
+	c.WaitFor(20*time.Second, func() error {
+		for _, id := range others {
+			if c.Broker(id).Node().IsLeader() {
+				return nil
+			}
+		}
+		return fmt.Errorf("no new controller leader")
+	})
+	if p := c.Partition("fo", 0); !p.Reassigning() || !slices.Equal(p.AddingReplicas, []int32{add}) {
+		t.Fatalf("after failover fo-0 is %+v, want adding [%d]", p, add)
+	}
+	produceSync(t, cl, "fo", 0, seq("f", 20, 30)...)
+	c.Network().Heal(add, lead, Kafka)
+	c.WaitFor(30*time.Second, func() error {
+		p := c.Partition("fo", 0)
+		if !slices.Equal(p.Replicas, []int32{add}) || p.Reassigning() {
+			return fmt.Errorf("fo-0 %+v", p)
+		}
+		if l, err := c.LeaderOf("fo", 0); err != nil || l != add {
+			return fmt.Errorf("fo-0 leader %d: %v", l, err)
+		}
+		return nil
+	})
+	if got := consumeAll(t, c, "fo", 0, 30); !slices.Equal(got, seq("f", 0, 30)) {
+		t.Fatalf("fo-0 after the move holds %v", got)
 	}
 }
