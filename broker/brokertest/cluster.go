@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,12 +85,15 @@ func LogTee(core zapcore.Core) Option { return func(o *options) { o.logTee = cor
 
 // LogDir puts broker id's partition logs in dir (node.Config.LogDir)
 // instead of its data directory, e.g. on a small file system.
-func LogDir(id int32, dir string) Option {
+func LogDir(id int32, dir string) Option { return LogDirs(id, dir) }
+
+// LogDirs gives broker id several log directories (Kafka's log.dirs).
+func LogDirs(id int32, dirs ...string) Option {
 	return func(o *options) {
 		if o.logDirs == nil {
 			o.logDirs = map[int32]string{}
 		}
-		o.logDirs[id] = dir
+		o.logDirs[id] = strings.Join(dirs, ",")
 	}
 }
 
@@ -585,19 +589,47 @@ func (b *Broker) Storage() metadata.StorageState {
 	if n == nil {
 		return metadata.StorageOK
 	}
-	st, _ := n.LogDir().State()
+	st, _ := n.LogDirs().State()
 	return st
 }
 
-// ReportStorageError hands err to the broker's log directory monitor as
-// if a log write or read had failed with it: for faults a real file
-// system in a test cannot produce (EIO).
+// DirStorage returns the state of one of the broker's log directories
+// (StorageOK when stopped or not one of them).
+func (b *Broker) DirStorage(dir string) metadata.StorageState {
+	b.mu.Lock()
+	n := b.n
+	b.mu.Unlock()
+	if n == nil {
+		return metadata.StorageOK
+	}
+	m := n.LogDirs().Monitor(dir)
+	if m == nil {
+		return metadata.StorageOK
+	}
+	st, _ := m.State()
+	return st
+}
+
+// ReportStorageErrorIn is ReportStorageError for one log directory of a
+// broker with several.
+func (b *Broker) ReportStorageErrorIn(dir string, err error) {
+	b.mu.Lock()
+	n := b.n
+	b.mu.Unlock()
+	if n != nil {
+		n.LogDirs().Report(dir, err)
+	}
+}
+
+// ReportStorageError hands err to the monitor of the broker's (first) log
+// directory as if a log write or read had failed with it: for faults a
+// real file system in a test cannot produce (EIO).
 func (b *Broker) ReportStorageError(err error) {
 	b.mu.Lock()
 	n := b.n
 	b.mu.Unlock()
 	if n != nil {
-		n.LogDir().Report(err)
+		n.LogDirs().Report(n.LogDirs().Paths()[0], err)
 	}
 }
 

@@ -279,9 +279,9 @@ func (l *leader) process(batch []*request, liveness, preferred bool) (more bool)
 			} else if cur, ok := img.Broker(id); ok && cur.Fenced && cur.Host == b.Host && cur.Port == b.Port {
 				rs = UnfenceBroker(img, id, unclean)
 			} else {
-				if cur, ok := img.Broker(id); ok && cur.Storage != b.Storage && !cur.Fenced {
-					n.log.Warn("broker reports a change of its log directory", zap.Int32("broker", id),
-						zap.String("from", storageName(cur.Storage)), zap.String("to", storageName(b.Storage)))
+				if cur, ok := img.Broker(id); ok && !cur.Fenced && storageSummary(cur) != storageSummary(b) {
+					n.log.Warn("broker reports a change of its log directories", zap.Int32("broker", id),
+						zap.String("from", storageSummary(cur)), zap.String("to", storageSummary(b)))
 				}
 				rs = RegisterBroker(img, b, unclean)
 			}
@@ -354,6 +354,20 @@ func (l *leader) unclean(t *metadata.Topic) bool {
 	}
 	v, _, ok := res.Value("unclean.leader.election.enable")
 	return ok && v == "true"
+}
+
+// storageSummary is a broker's storage state for logs: its state, then
+// each directory that cannot write with its number of partitions.
+func storageSummary(b metadata.Broker) string {
+	out := storageName(b.Storage)
+	for _, d := range b.Dirs {
+		n := 0
+		for _, ps := range d.Partitions {
+			n += len(ps)
+		}
+		out += fmt.Sprintf(", %s %s (%d partitions)", d.Path, d.State, n)
+	}
+	return out
 }
 
 // storageName is a storage state for logs ("ok" for writable).

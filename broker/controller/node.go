@@ -129,7 +129,7 @@ type Node struct {
 	rpc   rpcClient
 
 	broker       atomic.Pointer[metadata.Broker] // set by RegisterBroker
-	storage      atomic.Pointer[metadata.StorageState]
+	storage      atomic.Pointer[func() (metadata.StorageState, []metadata.LogDir)]
 	shuttingDown atomic.Bool
 	fenced       atomic.Bool
 	hbKick       chan struct{}
@@ -488,7 +488,16 @@ func (n *Node) RegisterBroker(_ context.Context, b metadata.Broker) error {
 // (StorageMoves); once it can again, the broker rejoins the ISRs as it
 // catches up.
 func (n *Node) SetStorage(st metadata.StorageState) {
-	n.storage.Store(&st)
+	n.SetStorageReport(func() (metadata.StorageState, []metadata.LogDir) { return st, nil })
+}
+
+// SetStorageReport is SetStorage for a broker with several log
+// directories: every heartbeat (the next one sent at once) carries what
+// fn returns, the broker-wide state (metadata.Broker.Storage) and the
+// directories that cannot write with their partitions (Broker.Dirs), so
+// the controller moves only those partitions. fn must be quick.
+func (n *Node) SetStorageReport(fn func() (metadata.StorageState, []metadata.LogDir)) {
+	n.storage.Store(&fn)
 	select {
 	case n.hbKick <- struct{}{}:
 	default:
@@ -520,8 +529,8 @@ func (n *Node) heartbeat() (HeartbeatReply, error) {
 		return HeartbeatReply{}, nil
 	}
 	args := HeartbeatArgs{Broker: *b, ShuttingDown: n.shuttingDown.Load()}
-	if st := n.storage.Load(); st != nil {
-		args.Broker.Storage = *st
+	if fn := n.storage.Load(); fn != nil {
+		args.Broker.Storage, args.Broker.Dirs = (*fn)()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), max(n.cfg.SessionTimeout, time.Second))
 	defer cancel()

@@ -25,9 +25,11 @@ import (
 //   - the preferred replica (the first assigned) takes leadership back
 //     when it is writable, in the ISR, and not leading;
 //   - a broker whose log directory cannot write (metadata.StorageFull,
-//     StorageFailed, reported with its heartbeats) hands each partition it
+//     StorageFailed, reported with its heartbeats for each directory with
+//     the partitions it holds) hands each partition of that directory it
 //     leads to the first writable member of the rest of the ISR and leaves
-//     every ISR it is not the last member of (StorageMoves), as Kafka's
+//     the ISRs of those partitions it is not the last member of
+//     (StorageMoves; its other directories' partitions stay), as Kafka's
 //     controller does for an offline log directory
 //     (ReplicationControlManager.handleDirectoriesOffline). With no one to
 //     take over, a full broker keeps leading (its records stay readable;
@@ -48,17 +50,18 @@ func change(t *metadata.Topic, i int, leader, leaderEpoch int32, isr []int32) me
 	}}
 }
 
-// electFrom returns the first replica in assignment order that is in
-// candidates and writable in im; else the first that is live with a full
-// disk (it can serve what it has); else -1.
-func electFrom(im *metadata.Image, replicas, candidates []int32, skip int32) int32 {
+// electFrom returns the first replica of partition part of topic in
+// assignment order that is in candidates and whose replica is writable in
+// im; else the first that is live with its replica on a full directory
+// (it can serve what it has); else -1.
+func electFrom(im *metadata.Image, topic string, part int32, replicas, candidates []int32, skip int32) int32 {
 	for _, r := range replicas {
-		if r != skip && slices.Contains(candidates, r) && im.Writable(r) {
+		if r != skip && slices.Contains(candidates, r) && im.ReplicaWritable(r, topic, part) {
 			return r
 		}
 	}
 	for _, r := range replicas {
-		if r != skip && slices.Contains(candidates, r) && im.Live(r) && !im.StorageFailed(r) {
+		if r != skip && slices.Contains(candidates, r) && im.Live(r) && !im.ReplicaFailed(r, topic, part) {
 			return r
 		}
 	}
@@ -87,11 +90,11 @@ func FenceBroker(im *metadata.Image, id int32, unclean Unclean) []metadata.Recor
 				}
 				continue
 			}
-			leader := electFrom(im, p.Replicas, isr, id)
+			leader := electFrom(im, t.Name, int32(i), p.Replicas, isr, id)
 			switch {
 			case leader >= 0:
 			case unclean != nil && unclean(t):
-				if leader = electFrom(im, p.Replicas, p.Replicas, id); leader >= 0 {
+				if leader = electFrom(im, t.Name, int32(i), p.Replicas, p.Replicas, id); leader >= 0 {
 					isr = []int32{leader}
 				}
 			}
@@ -131,31 +134,49 @@ func RegisterBroker(im *metadata.Image, b metadata.Broker, unclean Unclean) []me
 	if err != nil {
 		return out // the caller's Apply reports it
 	}
-	if b.Storage == metadata.StorageOK {
+	if b.Storage == metadata.StorageOK && len(b.Dirs) == 0 {
 		return append(out, electOffline(next, b.NodeID, unclean)...)
 	}
-	return append(out, StorageMoves(next, b.NodeID)...)
+	moves := StorageMoves(next, b.NodeID)
+	if b.Storage != metadata.StorageOK {
+		return append(out, moves...)
+	}
+	// Some directories cannot write, others can: their partitions move,
+	// the rest may lead what is offline.
+	out = append(out, moves...)
+	for _, r := range moves {
+		if next, err = next.Apply(r); err != nil {
+			return out // the caller's Apply reports it
+		}
+	}
+	return append(out, electOffline(next, b.NodeID, unclean)...)
 }
 
-// StorageMoves returns the elections and ISR changes that take broker id,
-// whose log directory cannot write (its registration in im says why), off
-// the partitions it cannot serve: each partition it leads goes to the
-// first writable member of the rest of the ISR (leader epoch + 1) and it
-// leaves every ISR it is not the last member of. A partition no one else
-// can take stays with a full broker (reads work) and goes offline with a
-// failed one. Nothing when id can write.
+// StorageMoves returns the elections and ISR changes that take broker id
+// off the partitions whose replica it cannot write (its broker-wide
+// Storage, or the directory holding the replica, as its registration in
+// im says): each such partition it leads goes to the first writable
+// member of the rest of the ISR (leader epoch + 1) and it leaves every
+// such ISR it is not the last member of. A partition no one else can take
+// stays with a full replica (reads work) and goes offline with a failed
+// one. Its replicas in writable directories are untouched. Nothing when
+// every replica of id can write.
 func StorageMoves(im *metadata.Image, id int32) []metadata.Record {
 	b, ok := im.Broker(id)
-	if !ok || b.Storage == metadata.StorageOK {
+	if !ok || (b.Storage == metadata.StorageOK && len(b.Dirs) == 0) {
 		return nil
 	}
-	failed := b.Storage == metadata.StorageFailed
 	var out []metadata.Record
 	for _, t := range im.Topics() {
 		for i, p := range t.Partitions {
 			if !slices.Contains(p.Replicas, id) {
 				continue
 			}
+			st := im.ReplicaStorage(id, t.Name, int32(i))
+			if st == metadata.StorageOK {
+				continue
+			}
+			failed := st == metadata.StorageFailed
 			isr := slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
 			if p.Leader != id {
 				if len(isr) > 0 && len(isr) < len(p.ISR) {
@@ -163,8 +184,8 @@ func StorageMoves(im *metadata.Image, id int32) []metadata.Record {
 				}
 				continue
 			}
-			leader := electFrom(im, p.Replicas, isr, id)
-			if !failed && leader >= 0 && !im.Writable(leader) {
+			leader := electFrom(im, t.Name, int32(i), p.Replicas, isr, id)
+			if !failed && leader >= 0 && !im.ReplicaWritable(leader, t.Name, int32(i)) {
 				leader = -1 // another full broker would serve no better
 			}
 			switch {
@@ -182,13 +203,10 @@ func StorageMoves(im *metadata.Image, id int32) []metadata.Record {
 // electOffline makes id the leader of the offline partitions it may lead
 // once it is live.
 func electOffline(im *metadata.Image, id int32, unclean Unclean) []metadata.Record {
-	if im.StorageFailed(id) {
-		return nil
-	}
 	var out []metadata.Record
 	for _, t := range im.Topics() {
 		for i, p := range t.Partitions {
-			if p.Leader >= 0 || !slices.Contains(p.Replicas, id) {
+			if p.Leader >= 0 || !slices.Contains(p.Replicas, id) || im.ReplicaFailed(id, t.Name, int32(i)) {
 				continue
 			}
 			switch {
@@ -213,7 +231,7 @@ func PreferredLeaders(im *metadata.Image, max int) []metadata.Record {
 				continue
 			}
 			pref := p.Replicas[0]
-			if p.Leader == pref || !slices.Contains(p.ISR, pref) || !im.Writable(pref) {
+			if p.Leader == pref || !slices.Contains(p.ISR, pref) || !im.ReplicaWritable(pref, t.Name, int32(i)) {
 				continue
 			}
 			out = append(out, change(t, i, pref, p.LeaderEpoch+1, p.ISR))
@@ -237,7 +255,7 @@ func ShuttingDownLeaders(im *metadata.Image, id int32) []metadata.Record {
 				continue
 			}
 			isr := slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
-			if leader := electFrom(im, p.Replicas, isr, id); leader >= 0 {
+			if leader := electFrom(im, t.Name, int32(i), p.Replicas, isr, id); leader >= 0 {
 				out = append(out, change(t, i, leader, p.LeaderEpoch+1, isr))
 			}
 		}

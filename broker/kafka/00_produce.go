@@ -276,7 +276,7 @@ func (s *Server) appendError(ts *topicState, p *partition, err error) *produceEr
 	case errors.Is(err, replica.ErrNotLeader):
 		return perr(kerr.NotLeaderForPartition, "%v", err)
 	}
-	s.storageError(err)
+	s.storageError(ts.name, p.index, err)
 	name := ts.name + "-" + strconv.Itoa(int(p.index))
 	s.warn.Log("append/"+name, err.Error(), "append failed", zap.String("partition", name), zap.Error(err))
 	return perr(kerr.KafkaStorageError, "append to %s failed: %v", name, err)

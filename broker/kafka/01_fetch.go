@@ -249,7 +249,7 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (
 				if errors.Is(err, log.ErrOffsetOutOfRange) {
 					fp.ErrorCode = kerr.OffsetOutOfRange.Code
 				} else {
-					s.storageError(err)
+					s.storageError(rt.Topic, rp.Partition, err)
 					s.warn.Log("read/"+rt.Topic+"-"+strconv.Itoa(int(rp.Partition)), err.Error(), "fetch read failed", zap.Error(err))
 					fp.ErrorCode = kerr.KafkaStorageError.Code
 				}

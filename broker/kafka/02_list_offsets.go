@@ -136,7 +136,7 @@ func (s *Server) listOffset(ts *topicState, p *partition, t int64, committed boo
 			return nil
 		})
 		if err != nil && err != errStopScan {
-			s.storageError(err)
+			s.storageError(ts.name, p.index, err)
 			s.log.Warn("scanning batches for max timestamp failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
 			return -1, -1, kerr.KafkaStorageError.Code
 		}
@@ -144,7 +144,7 @@ func (s *Server) listOffset(ts *topicState, p *partition, t int64, committed boo
 	}
 	off, bts, ok, err := p.log.OffsetForTimestamp(t)
 	if err != nil {
-		s.storageError(err)
+		s.storageError(ts.name, p.index, err)
 		s.log.Warn("offset for timestamp failed", zap.String("topic", ts.name), zap.Int32("partition", p.index), zap.Error(err))
 		return -1, -1, kerr.KafkaStorageError.Code
 	}

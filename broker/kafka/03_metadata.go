@@ -184,7 +184,7 @@ func metadataTopic(s *Server, img *metadata.Image, t *metadata.Topic) kmsg.Metad
 		for _, r := range p.Replicas {
 			// Fenced, or its log directory failed (Kafka: a replica on an
 			// offline log dir). A full disk still serves reads: online.
-			if !img.Live(r) || img.StorageFailed(r) {
+			if !img.Live(r) || img.ReplicaFailed(r, t.Name, int32(i)) {
 				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
 			}
 		}

@@ -5,9 +5,9 @@ package kafka
 // As Kafka's KafkaApis.handleDescribeLogDirsRequest and
 // ReplicaManager.describeLogDirs: without DESCRIBE on the cluster the
 // answer is CLUSTER_AUTHORIZATION_FAILED (v3+ top-level ErrorCode) and no
-// directories. Otherwise one result per log directory (weir has one,
-// Config.LogDir, reported as an absolute path): the partitions this
-// broker holds a replica of (null Topics: all of them; else the ones
+// directories. Otherwise one result per log directory (Config.LogDirs,
+// Kafka's log.dirs, each reported as an absolute path): the partitions of
+// it this broker holds a replica of (null Topics: all of them; else the ones
 // asked for that it holds), each with its size (bytes of its segment
 // files), its offset lag max(high watermark - log end offset, 0) — 0 for
 // current replicas, as Kafka reports them — and IsFutureKey false (weir
@@ -20,7 +20,6 @@ package kafka
 // weir has no cordoned directories.
 
 import (
-	"path/filepath"
 	"sort"
 	"syscall"
 
@@ -29,6 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/acl"
+	"weir/broker/logdir"
 	"weir/broker/metadata"
 )
 
@@ -41,33 +41,6 @@ func handleDescribeLogDirs(s *Server, r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	if s.cfg.LogDir == "" {
-		return resp, nil
-	}
-	dir, err := filepath.Abs(s.cfg.LogDir)
-	if err != nil {
-		dir = s.cfg.LogDir
-	}
-	d := kmsg.NewDescribeLogDirsResponseDir()
-	d.Dir = dir
-	if s.cfg.LogDirState != nil {
-		if st, cause := s.cfg.LogDirState(); st == metadata.StorageFailed {
-			s.log.Warn("unable to describe replica dirs", zap.String("dir", dir), zap.Error(cause))
-			d.ErrorCode = kerr.KafkaStorageError.Code
-			resp.Dirs = append(resp.Dirs, d)
-			return resp, nil
-		}
-	}
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &fs); err != nil {
-		s.log.Warn("unable to describe replica dirs", zap.String("dir", dir), zap.Error(err))
-		d.ErrorCode = kerr.KafkaStorageError.Code
-		resp.Dirs = append(resp.Dirs, d)
-		return resp, nil
-	}
-	d.TotalBytes = clampSpace(fs.Blocks, fs.Bsize)
-	d.UsableBytes = clampSpace(fs.Bavail, fs.Bsize)
-
 	var wanted map[string]map[int32]bool // nil: all
 	if req.Topics != nil {
 		wanted = make(map[string]map[int32]bool, len(req.Topics))
@@ -80,6 +53,9 @@ func handleDescribeLogDirs(s *Server, r *Request) (kmsg.Response, error) {
 			}
 		}
 	}
+	// The partitions of each directory.
+	byDir := make(map[string][]kmsg.DescribeLogDirsResponseDirTopic, len(s.cfg.LogDirs))
+	loc, _ := s.logs.(dirLocator)
 	tab := s.parts.load()
 	names := make([]string, 0, len(tab))
 	for name := range tab {
@@ -88,7 +64,8 @@ func handleDescribeLogDirs(s *Server, r *Request) (kmsg.Response, error) {
 	sort.Strings(names)
 	for _, name := range names {
 		ts := tab[name]
-		var ps []kmsg.DescribeLogDirsResponseDirTopicPartition
+		var last *kmsg.DescribeLogDirsResponseDirTopic
+		lastDir := ""
 		for _, p := range ts.parts {
 			if p == nil || !p.hosted || p.log == nil {
 				continue
@@ -96,21 +73,57 @@ func handleDescribeLogDirs(s *Server, r *Request) (kmsg.Response, error) {
 			if wanted != nil && !wanted[name][p.index] {
 				continue
 			}
+			dir := ""
+			if loc != nil {
+				dir, _ = loc.DirOf(name, p.index)
+			}
+			if dir == "" && len(s.cfg.LogDirs) == 1 {
+				dir = s.cfg.LogDirs[0]
+			}
+			if dir == "" {
+				continue
+			}
 			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
 			dp.Partition = p.index
 			dp.Size = p.log.Size()
 			dp.OffsetLag = max(p.log.HighWatermark()-p.log.EndOffset(), 0)
-			ps = append(ps, dp)
+			if last == nil || lastDir != dir {
+				ts := byDir[dir]
+				i := len(ts) - 1
+				if i < 0 || ts[i].Topic != name {
+					dt := kmsg.NewDescribeLogDirsResponseDirTopic()
+					dt.Topic = name
+					byDir[dir] = append(ts, dt)
+					i = len(ts)
+				}
+				last, lastDir = &byDir[dir][i], dir
+			}
+			last.Partitions = append(last.Partitions, dp)
 		}
-		if len(ps) == 0 {
+	}
+	for _, dir := range s.cfg.LogDirs {
+		d := kmsg.NewDescribeLogDirsResponseDir()
+		d.Dir = logdir.Abs(dir)
+		if s.cfg.LogDirState != nil {
+			if st, cause := s.cfg.LogDirState(dir); st == metadata.StorageFailed {
+				s.log.Warn("unable to describe replica dirs", zap.String("dir", d.Dir), zap.Error(cause))
+				d.ErrorCode = kerr.KafkaStorageError.Code
+				resp.Dirs = append(resp.Dirs, d)
+				continue
+			}
+		}
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(d.Dir, &fs); err != nil {
+			s.log.Warn("unable to describe replica dirs", zap.String("dir", d.Dir), zap.Error(err))
+			d.ErrorCode = kerr.KafkaStorageError.Code
+			resp.Dirs = append(resp.Dirs, d)
 			continue
 		}
-		dt := kmsg.NewDescribeLogDirsResponseDirTopic()
-		dt.Topic = name
-		dt.Partitions = ps
-		d.Topics = append(d.Topics, dt)
+		d.TotalBytes = clampSpace(fs.Blocks, fs.Bsize)
+		d.UsableBytes = clampSpace(fs.Bavail, fs.Bsize)
+		d.Topics = byDir[dir]
+		resp.Dirs = append(resp.Dirs, d)
 	}
-	resp.Dirs = append(resp.Dirs, d)
 	return resp, nil
 }
 

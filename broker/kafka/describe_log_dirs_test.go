@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -12,7 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/acl"
+	"weir/broker/log"
+	"weir/broker/log/vfs"
 	"weir/broker/logdir"
+	"weir/broker/metadata"
 )
 
 // describeLogDirs asks the broker directly (kgo's client.Request would
@@ -78,8 +82,10 @@ func segmentBytes(t *testing.T, dir string) int64 {
 func TestDescribeLogDirs(t *testing.T) {
 	mon := logdir.New(logdir.Config{})
 	t.Cleanup(mon.Close)
-	b := startBroker(t, func(c *Config) { c.LogDirState = mon.State })
-	b.srv.cfg.LogDir = b.dir
+	b := startBroker(t, func(c *Config) {
+		c.LogDirState = func(string) (metadata.StorageState, error) { return mon.State() }
+	})
+	b.srv.cfg.LogDirs = []string{b.dir}
 	createTopic(t, b, "dld", 2, nil)
 	cl := b.client(kgo.DefaultProduceTopic("dld"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := 0; i < 20; i++ {
@@ -129,7 +135,7 @@ func TestDescribeLogDirs(t *testing.T) {
 // TestDescribeLogDirsAuthorization: DESCRIBE on the cluster is needed, as
 // Kafka; without it CLUSTER_AUTHORIZATION_FAILED and no directories.
 func TestDescribeLogDirsAuthorization(t *testing.T) {
-	b := startACLBroker(t, acl.Config{}, func(c *Config) { c.LogDir = t.TempDir() })
+	b := startACLBroker(t, acl.Config{}, func(c *Config) { c.LogDirs = []string{t.TempDir()} })
 	bob := b.as(t, "bob")
 	resp := describeLogDirs(t, bob, 4, nil)
 	if resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code || len(resp.Dirs) != 0 {
@@ -141,5 +147,74 @@ func TestDescribeLogDirsAuthorization(t *testing.T) {
 	}
 	if resp := describeLogDirs(t, b.admin, 4, nil); resp.ErrorCode != 0 || len(resp.Dirs) != 1 {
 		t.Fatalf("super user: %+v", resp)
+	}
+}
+
+// TestDescribeLogDirsTwoDirs: a broker with two log directories (Kafka's
+// log.dirs) reports both, each with the partitions placed on it (the
+// least used, so two each for four partitions) and their sizes; when one
+// fails it answers KAFKA_STORAGE_ERROR for that one only and the other
+// keeps its partitions, sizes and space.
+func TestDescribeLogDirsTwoDirs(t *testing.T) {
+	dirA, dirB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	dirs, err := logdir.NewDirs(logdir.Config{}, []string{dirA, dirB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dirs.Close)
+	logs, err := log.NewManagerDirs(vfs.OS, []string{dirA, dirB}, log.ManagerOptions{DirUsable: dirs.Usable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	b := startBroker(t, func(c *Config) {
+		c.Logs = logs
+		c.LogDirs = []string{dirA, dirB}
+		c.LogDirState = func(d string) (metadata.StorageState, error) { return dirs.Monitor(d).State() }
+	})
+	createTopic(t, b, "two", 4, nil)
+	cl := b.client(kgo.DefaultProduceTopic("two"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := 0; i < 40; i++ {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Partition: int32(i % 4), Value: make([]byte, 50+i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	where := map[int32]string{}
+	for p := int32(0); p < 4; p++ {
+		d, ok := logs.DirOf("two", p)
+		if !ok {
+			t.Fatalf("two-%d has no directory", p)
+		}
+		where[p] = d
+	}
+	check := func(resp *kmsg.DescribeLogDirsResponse, failedB bool) {
+		t.Helper()
+		if len(resp.Dirs) != 2 || resp.Dirs[0].Dir != dirA || resp.Dirs[1].Dir != dirB {
+			t.Fatalf("dirs: %+v", resp.Dirs)
+		}
+		for i, d := range resp.Dirs {
+			dir := []string{dirA, dirB}[i]
+			if i == 1 && failedB {
+				if d.ErrorCode != kerr.KafkaStorageError.Code || len(d.Topics) != 0 {
+					t.Fatalf("failed %s: %+v", dir, d)
+				}
+				continue
+			}
+			if d.ErrorCode != 0 || d.TotalBytes <= 0 || d.UsableBytes <= 0 || len(d.Topics) != 1 || len(d.Topics[0].Partitions) != 2 {
+				t.Fatalf("%s: %+v", dir, d)
+			}
+			for _, p := range d.Topics[0].Partitions {
+				want := segmentBytes(t, filepath.Join(dir, "two-"+strconv.Itoa(int(p.Partition))))
+				if where[p.Partition] != dir || p.Size != want || p.Size == 0 || p.OffsetLag != 0 {
+					t.Errorf("%s partition %d (in %s): %+v, want size %d", dir, p.Partition, where[p.Partition], p, want)
+				}
+			}
+		}
+	}
+	check(describeLogDirsAt(t, b.addr, 4, nil), false)
+	dirs.Report(dirB, &os.PathError{Op: "write", Path: "x", Err: syscall.EIO})
+	check(describeLogDirsAt(t, b.addr, 4, nil), true)
+	if st, _ := dirs.State(); st != metadata.StorageOK {
+		t.Fatalf("broker-wide state with one of two directories failed: %q", st)
 	}
 }

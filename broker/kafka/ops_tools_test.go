@@ -15,6 +15,7 @@ import (
 
 	"weir/broker/brokertest/kafkatools"
 	"weir/broker/logdir"
+	"weir/broker/metadata"
 	"weir/internal/testkit"
 )
 
@@ -152,7 +153,10 @@ func TestKafkaLogDirsFailedDir(t *testing.T) {
 	mon := logdir.New(logdir.Config{})
 	t.Cleanup(mon.Close)
 	dir := t.TempDir()
-	b := startBroker(t, func(c *Config) { c.LogDir, c.LogDirState = dir, mon.State })
+	b := startBroker(t, func(c *Config) {
+		c.LogDirs = []string{dir}
+		c.LogDirState = func(string) (metadata.StorageState, error) { return mon.State() }
+	})
 	run := kafkatools.ForTest(t, kafkatools.LogDirsCommand, b.addr)
 	createTopic(t, b, "faileddir", 1, nil)
 	mon.Report(&os.PathError{Op: "write", Path: "x", Err: syscall.EIO})

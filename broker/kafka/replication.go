@@ -122,7 +122,7 @@ func (s *Server) onReplicaAppend(rp *replica.Partition, records []byte, info log
 		return
 	}
 	if err := prod.ApplyReplica(records, info.FirstOffset); err != nil && !errors.Is(err, txn.ErrClosed) {
-		s.storageError(err)
+		s.storageError(rp.Topic, p.index, err)
 		s.log.Warn("applying replicated batches to the producer state failed; rebuilding it from the log",
 			zap.String("topic", rp.Topic), zap.Int32("partition", p.index), zap.Error(err))
 		p.prodMu.Lock()

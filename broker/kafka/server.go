@@ -84,13 +84,17 @@ type Config struct {
 	// partition logs and producer-state snapshots (appends, follower
 	// appends, fetch reads), so the broker can tell a full or failing log
 	// directory (broker/logdir); nil: ignored.
-	OnStorageError func(err error)
-	// LogDir is the directory of the partition logs (Kafka's log.dirs,
-	// one directory), as DescribeLogDirs reports it; "" reports none.
-	LogDir string
-	// LogDirState tells the state of LogDir (broker/logdir's
-	// Monitor.State); nil: always writable.
-	LogDirState func() (metadata.StorageState, error)
+	// The partition is the one whose log (its directory) the error is
+	// about.
+	OnStorageError func(topic string, partition int32, err error)
+	// LogDirs are the directories of the partition logs (Kafka's
+	// log.dirs), as DescribeLogDirs reports them; nil reports none. A
+	// partition is in the directory Logs says (its DirOf), or in the only
+	// one.
+	LogDirs []string
+	// LogDirState tells the state of a directory of LogDirs
+	// (broker/logdir's Dirs); nil: always writable.
+	LogDirState func(dir string) (metadata.StorageState, error)
 
 	// Authorizer, when set, enforces the ACLs of the metadata
 	// (authorizer.class.name); nil allows everything and answers the ACL
@@ -109,6 +113,12 @@ type Config struct {
 type LogManager interface {
 	Open(topic string, partition int32, cfg log.Config) (*log.Log, error)
 	Delete(topic string, partition int32) error
+}
+
+// dirLocator is the optional LogManager capability of telling which log
+// directory holds a partition (log.Manager.DirOf).
+type dirLocator interface {
+	DirOf(topic string, partition int32) (string, bool)
 }
 
 // orphanLister is the optional LogManager capability of listing the
@@ -422,9 +432,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// storageError passes a log write or read error on (Config.OnStorageError).
-func (s *Server) storageError(err error) {
+// storageError passes a log write or read error of a partition on
+// (Config.OnStorageError).
+func (s *Server) storageError(topic string, partition int32, err error) {
 	if err != nil && s.cfg.OnStorageError != nil {
-		s.cfg.OnStorageError(err)
+		s.cfg.OnStorageError(topic, partition, err)
 	}
 }

@@ -42,7 +42,7 @@ func TestReadEIOIsStorageError(t *testing.T) {
 	)
 	b := startBroker(t, func(c *Config) {
 		c.Logs = logs
-		c.OnStorageError = func(err error) {
+		c.OnStorageError = func(_ string, _ int32, err error) {
 			mu.Lock()
 			reported = append(reported, err)
 			mu.Unlock()

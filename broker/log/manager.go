@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,22 +59,33 @@ type ManagerOptions struct {
 	// after a storage failure (see Log.Offline and Options.OnOffline for
 	// the calling context), with its error.
 	OnOffline func(tp TopicPartition, err error)
+	// DirUsable, if set, tells whether a new partition may be placed in
+	// a log directory (broker/logdir: it takes writes). nil: every one.
+	DirUsable func(dir string) bool
 }
 
-// Manager owns every partition log under one data directory, the shared
-// FileCache, and the background goroutines: retention, segment.ms rolls,
-// flush.ms flushes and the compaction cleaner.
+// ErrNoLogDir: no log directory can take a new partition (every one is
+// full or failed).
+var ErrNoLogDir = errors.New("no log directory can take a new partition")
+
+// Manager owns every partition log under its log directories (Kafka's
+// log.dirs), the shared FileCache, and the background goroutines:
+// retention, segment.ms rolls, flush.ms flushes and the compaction
+// cleaner. A partition lives in one directory: the one holding it on
+// disk, else, when created, the usable one holding the fewest partitions
+// (Kafka's LogManager.nextLogDirs).
 type Manager struct {
 	fs     vfs.FS
-	dir    string
+	dirs   []string
 	opts   ManagerOptions
 	files  *FileCache
 	logger *zap.Logger
 
 	mu      sync.Mutex
 	logs    map[TopicPartition]*Log
-	loaded  map[TopicPartition]*Log // opened by LoadExisting, not yet claimed by Open
-	loading chan struct{}           // closed when a running LoadExisting ends
+	loaded  map[TopicPartition]*Log   // opened by LoadExisting, not yet claimed by Open
+	where   map[TopicPartition]string // directory of each log in logs or loaded
+	loading chan struct{}             // closed when a running LoadExisting ends
 	closed  bool
 
 	stop chan struct{}
@@ -83,6 +95,23 @@ type Manager struct {
 // NewManager opens the data directory (creating it) and starts the
 // background loops. Partition logs are opened with Open.
 func NewManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, error) {
+	return NewManagerDirs(fsys, []string{dataDir}, opts)
+}
+
+// NewManagerDirs is NewManager over several log directories (Kafka's
+// log.dirs), each created if missing. They must be distinct.
+func NewManagerDirs(fsys vfs.FS, dirs []string, opts ManagerOptions) (*Manager, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("log manager: no log directory")
+	}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		c := path.Clean(d)
+		if d == "" || seen[c] {
+			return nil, fmt.Errorf("log manager: log directories %q: empty or repeated %q", dirs, d)
+		}
+		seen[c] = true
+	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
@@ -104,12 +133,15 @@ func NewManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, err
 	if opts.RecoveryThreads <= 0 {
 		opts.RecoveryThreads = runtime.GOMAXPROCS(0)
 	}
-	if err := fsys.MkdirAll(dataDir); err != nil {
-		return nil, fmt.Errorf("log manager: create data dir %s: %w", dataDir, err)
+	for _, d := range dirs {
+		if err := fsys.MkdirAll(d); err != nil {
+			return nil, fmt.Errorf("log manager: create log directory %s: %w", d, err)
+		}
 	}
 	m := &Manager{
-		fs: fsys, dir: dataDir, opts: opts, files: NewFileCache(opts.MaxOpenFiles),
-		logger: opts.Logger, logs: map[TopicPartition]*Log{}, loaded: map[TopicPartition]*Log{}, stop: make(chan struct{}),
+		fs: fsys, dirs: slices.Clone(dirs), opts: opts, files: NewFileCache(opts.MaxOpenFiles),
+		logger: opts.Logger, logs: map[TopicPartition]*Log{}, loaded: map[TopicPartition]*Log{},
+		where: map[TopicPartition]string{}, stop: make(chan struct{}),
 	}
 	m.loop(opts.RetentionCheckInterval, func(l *Log) error {
 		_, err := l.EnforceRetention()
@@ -191,12 +223,83 @@ func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) 
 		m.logs[tp] = l
 		return l, nil
 	}
-	l, err := Open(m.fs, path.Join(m.dir, tp.Dir()), cfg, m.logOptions(tp))
+	dir, err := m.dirFor(tp)
+	if err != nil {
+		return nil, fmt.Errorf("log manager: open %s: %w", tp.Dir(), err)
+	}
+	l, err := Open(m.fs, path.Join(dir, tp.Dir()), cfg, m.logOptions(tp))
 	if err != nil {
 		return nil, err
 	}
 	m.logs[tp] = l
+	m.where[tp] = dir
 	return l, nil
+}
+
+// dirFor returns the directory of a partition not open: the one holding
+// it on disk, else the usable one with the fewest partitions (ties: the
+// first in order), as Kafka's LogManager.nextLogDirs. m.mu held.
+func (m *Manager) dirFor(tp TopicPartition) (string, error) {
+	if len(m.dirs) == 1 {
+		return m.dirs[0], nil
+	}
+	for _, d := range m.dirs {
+		if fi, err := m.fs.Stat(path.Join(d, tp.Dir())); err == nil && fi.IsDir() {
+			return d, nil
+		}
+	}
+	counts := make(map[string]int, len(m.dirs))
+	for _, d := range m.where {
+		counts[d]++
+	}
+	best := ""
+	for _, d := range m.dirs {
+		if m.opts.DirUsable != nil && !m.opts.DirUsable(d) {
+			continue
+		}
+		if best == "" || counts[d] < counts[best] {
+			best = d
+		}
+	}
+	if best == "" {
+		return "", ErrNoLogDir
+	}
+	return best, nil
+}
+
+// Dirs returns the log directories, in configuration order.
+func (m *Manager) Dirs() []string { return slices.Clone(m.dirs) }
+
+// DirOf returns the directory of an open (or loaded) partition log.
+func (m *Manager) DirOf(topic string, partition int32) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.where[TopicPartition{topic, partition}]
+	return d, ok
+}
+
+// PartitionsIn returns the open (or loaded) partition logs of a
+// directory, sorted.
+func (m *Manager) PartitionsIn(dir string) []TopicPartition {
+	m.mu.Lock()
+	var out []TopicPartition
+	for tp, d := range m.where {
+		if d == dir {
+			out = append(out, tp)
+		}
+	}
+	m.mu.Unlock()
+	sortTPs(out)
+	return out
+}
+
+func sortTPs(tps []TopicPartition) {
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].Topic != tps[j].Topic {
+			return tps[i].Topic < tps[j].Topic
+		}
+		return tps[i].Partition < tps[j].Partition
+	})
 }
 
 func (m *Manager) logOptions(tp TopicPartition) Options {
@@ -231,10 +334,15 @@ func (m *Manager) LoadExisting(cfg func(TopicPartition) Config) error {
 		m.mu.Unlock()
 		close(done)
 	}()
-	tps, err := m.Existing()
+	found, err := m.existing()
 	if err != nil {
 		return err
 	}
+	tps := make([]TopicPartition, 0, len(found))
+	for tp := range found {
+		tps = append(tps, tp)
+	}
+	sortTPs(tps)
 	work := make(chan TopicPartition)
 	var (
 		wg   sync.WaitGroup
@@ -250,10 +358,11 @@ func (m *Manager) LoadExisting(cfg func(TopicPartition) Config) error {
 				if cfg != nil {
 					c = cfg(tp)
 				}
-				l, err := Open(m.fs, path.Join(m.dir, tp.Dir()), c, m.logOptions(tp))
+				l, err := Open(m.fs, path.Join(found[tp], tp.Dir()), c, m.logOptions(tp))
 				m.mu.Lock()
 				if err == nil && !m.closed {
 					m.loaded[tp] = l
+					m.where[tp] = found[tp]
 					l = nil
 				}
 				m.mu.Unlock()
@@ -294,39 +403,57 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	}
 	delete(m.logs, tp)
 	delete(m.loaded, tp)
+	delete(m.where, tp)
 	m.mu.Unlock()
 	if ok {
 		return l.Delete()
 	}
-	if err := m.fs.RemoveAll(path.Join(m.dir, tp.Dir())); err != nil {
-		return fmt.Errorf("log manager: delete %s: %w", tp.Dir(), err)
+	for _, d := range m.dirs {
+		if err := m.fs.RemoveAll(path.Join(d, tp.Dir())); err != nil {
+			return fmt.Errorf("log manager: delete %s: %w", path.Join(d, tp.Dir()), err)
+		}
 	}
 	return nil
 }
 
 // Existing lists the partitions found on disk, sorted.
 func (m *Manager) Existing() ([]TopicPartition, error) {
-	names, err := m.fs.List(m.dir)
+	found, err := m.existing()
 	if err != nil {
-		return nil, fmt.Errorf("log manager: list %s: %w", m.dir, err)
+		return nil, err
 	}
-	var out []TopicPartition
-	for _, n := range names {
-		tp, ok := ParsePartitionDir(n)
-		if !ok {
-			continue
-		}
-		if fi, err := m.fs.Stat(path.Join(m.dir, n)); err != nil || !fi.IsDir() {
-			continue
-		}
+	out := make([]TopicPartition, 0, len(found))
+	for tp := range found {
 		out = append(out, tp)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
+	sortTPs(out)
+	return out, nil
+}
+
+// existing maps each partition found on disk to its directory. A
+// partition in two directories is an error, as in Kafka ("Duplicate log
+// directories found"): which copy is current cannot be told.
+func (m *Manager) existing() (map[TopicPartition]string, error) {
+	out := map[TopicPartition]string{}
+	for _, d := range m.dirs {
+		names, err := m.fs.List(d)
+		if err != nil {
+			return nil, fmt.Errorf("log manager: list %s: %w", d, err)
 		}
-		return out[i].Partition < out[j].Partition
-	})
+		for _, n := range names {
+			tp, ok := ParsePartitionDir(n)
+			if !ok {
+				continue
+			}
+			if fi, err := m.fs.Stat(path.Join(d, n)); err != nil || !fi.IsDir() {
+				continue
+			}
+			if prev, dup := out[tp]; dup {
+				return nil, fmt.Errorf("log manager: partition %s is in two log directories, %s and %s; remove the stale copy", tp.Dir(), prev, d)
+			}
+			out[tp] = d
+		}
+	}
 	return out, nil
 }
 

@@ -1,6 +1,30 @@
-// Package logdir decides the state of the broker's log directory from the
-// errors its writers and readers hit, and tells the broker's controller
-// node (which reports it with its heartbeats, see broker/controller).
+// Package logdir decides the state of each of the broker's log
+// directories (Kafka's log.dirs) from the errors its writers and readers
+// hit, and tells the broker's controller node (which reports it with its
+// heartbeats, see broker/controller).
+//
+// Several directories (Dirs, one Monitor each). A partition lives in one
+// directory: the one holding it at startup, else, when created, the
+// writable one holding the fewest partitions (log.Manager, as Kafka's
+// LogManager.nextLogDirs). An error is reported for the directory of the
+// partition it happened in. What the controller learns, and the design
+// (simplest that is correct; Kafka's KIP-858 gives every partition
+// directory ids in the metadata and reports offline directory ids in
+// BrokerHeartbeat): each heartbeat carries the broker-wide state
+// (metadata.Broker.Storage: writable while any directory takes writes,
+// else full while any is full, else failed) and, for each directory that
+// cannot write, its path, state and the partitions it holds now
+// (metadata.Broker.Dirs, recorded with the registration when it changes).
+// The state of a broker's replica is its directory's state if listed
+// there, else the broker-wide one (metadata.Image.ReplicaStorage), and
+// every rule below is per replica: a failed or full directory moves and
+// takes offline only its own partitions, the other directories' keep
+// their leaders and ISRs. Placement lives on the broker alone, so the
+// metadata needs no directory assignments; the partitions of a failed
+// directory are known because the broker's log manager opened them (a
+// directory that cannot even be listed at startup stops the broker, as
+// it does with one directory). A single directory is the same as before:
+// the broker-wide state and its one directory agree.
 //
 // Disk-full and I/O-error behaviour, request by request (Kafka's error
 // names; "full" is ENOSPC or EDQUOT, "failed" EIO, EROFS or a partition
@@ -35,9 +59,10 @@
 //
 // What happens to the cluster: at the first full or failed write the
 // broker marks the directory and sends a heartbeat at once; the controller
-// (controller.StorageMoves) gives every partition the broker leads to the
-// first writable in-sync replica (leader epoch + 1) and takes the broker
-// out of every ISR it is not the last member of, so acks=all produces
+// (controller.StorageMoves) gives every partition of that directory the
+// broker leads to the first writable in-sync replica (leader epoch + 1)
+// and takes the broker out of every such ISR it is not the last member
+// of, so acks=all produces
 // neither fail nor wait for replica.lag.time.max.ms. A partition no other
 // replica can serve stays with a full broker (its records stay readable,
 // produce gets KAFKA_STORAGE_ERROR) and goes offline with a failed one.
@@ -69,4 +94,7 @@
 // The metadata (controller Raft log) is not covered here: keep it off a
 // disk that may fill up (weir broker --log-dir puts the partition logs
 // elsewhere; Kafka's metadata.log.dir).
+//
+// DescribeLogDirs (broker/kafka) reports every directory with its
+// partitions; a failed one answers KAFKA_STORAGE_ERROR.
 package logdir

@@ -134,7 +134,9 @@ func electOne(im *Image, typ ElectionType, tp TopicPartition) (*Record, Election
 		return nil, ElectionUnknownTopicOrPartition, fmt.Sprintf("No such partition as %s-%d", tp.Topic, tp.Partition)
 	}
 	p := t.Partitions[tp.Partition]
-	valid := func(id int32) bool { return id >= 0 && slices.Contains(p.ISR, id) && im.Writable(id) }
+	valid := func(id int32) bool {
+		return id >= 0 && slices.Contains(p.ISR, id) && im.ReplicaWritable(id, tp.Topic, tp.Partition)
+	}
 	leader, isr := int32(-1), p.ISR
 	switch typ {
 	case ElectPreferred:
@@ -169,7 +171,7 @@ func electOne(im *Image, typ ElectionType, tp TopicPartition) (*Record, Election
 		}
 		if leader < 0 {
 			for _, r := range p.Replicas {
-				if im.Writable(r) {
+				if im.ReplicaWritable(r, tp.Topic, tp.Partition) {
 					leader, isr = r, []int32{r}
 					break
 				}

@@ -262,10 +262,10 @@ func (s *FileStore) RegisterBroker(ctx context.Context, b Broker) error {
 }
 
 // SameRegistration reports whether a and b are the same registration
-// (address, rack, fencing and storage state).
+// (address, rack, fencing and storage state, per directory too).
 func SameRegistration(a, b Broker) bool {
 	return a.NodeID == b.NodeID && a.Host == b.Host && a.Port == b.Port && eqRack(a.Rack, b.Rack) && a.Fenced == b.Fenced && a.Storage == b.Storage &&
-		slices.Equal(a.Endpoints, b.Endpoints)
+		slices.Equal(a.Endpoints, b.Endpoints) && eqLogDirs(a.Dirs, b.Dirs)
 }
 
 func eqRack(a, b *string) bool {

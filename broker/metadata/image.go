@@ -22,9 +22,35 @@ type Broker struct {
 	// Fenced brokers lead nothing and are not shown to clients; the
 	// controller fences a broker that stops heartbeating.
 	Fenced bool `json:"fenced,omitempty"`
-	// Storage is what the broker's log directory can do, as the broker
-	// last reported it: "" (writable), StorageFull or StorageFailed.
+	// Storage is what the broker's log directories can do, as the broker
+	// last reported it: "" (writable: at least one directory takes new
+	// partitions), StorageFull or StorageFailed (none does: the best
+	// state of its directories). It is the state of every replica of the
+	// broker not listed in Dirs.
 	Storage StorageState `json:"storage,omitempty"`
+	// Dirs are the broker's log directories that cannot write, each with
+	// the partitions it holds (weir's form of KIP-858's offline log
+	// directories, see broker/logdir): those replicas have the
+	// directory's state, the broker's others are unaffected. Empty for a
+	// broker whose directories all write (or that predates per-directory
+	// reports).
+	Dirs []LogDir `json:"log_dirs,omitempty"`
+}
+
+// LogDir is one of a broker's log directories that cannot write.
+type LogDir struct {
+	// Path is the directory as the broker names it (log.dirs).
+	Path string `json:"path"`
+	// State is StorageFull or StorageFailed.
+	State StorageState `json:"state"`
+	// Partitions are the partitions it holds: topic name to indexes.
+	Partitions map[string][]int32 `json:"partitions,omitempty"`
+}
+
+func eqLogDirs(a, b []LogDir) bool {
+	return slices.EqualFunc(a, b, func(x, y LogDir) bool {
+		return x.Path == y.Path && x.State == y.State && maps.EqualFunc(x.Partitions, y.Partitions, slices.Equal[[]int32])
+	})
 }
 
 // Endpoint is one advertised listener of a broker.
@@ -153,17 +179,43 @@ func (im *Image) Live(id int32) bool {
 	return ok && !b.Fenced
 }
 
-// Writable reports whether id is live and its log directory takes
-// writes (it may lead and be in an ISR).
+// Writable reports whether id is live and a log directory of it takes
+// writes (a new partition may be placed on it). For an existing replica
+// ask ReplicaWritable: its own directory may not.
 func (im *Image) Writable(id int32) bool {
 	b, ok := im.brokers[id]
 	return ok && !b.Fenced && b.Storage == StorageOK
 }
 
-// StorageFailed reports whether id's log directory failed (its replicas
-// are offline until it restarts).
+// StorageFailed reports whether every log directory of id failed (for
+// one replica ask ReplicaFailed).
 func (im *Image) StorageFailed(id int32) bool {
 	return im.brokers[id].Storage == StorageFailed
+}
+
+// ReplicaStorage returns the state of broker id's replica of a partition:
+// the state of its directory when the broker reported it among the
+// directories that cannot write (Broker.Dirs), else the broker's Storage.
+func (im *Image) ReplicaStorage(id int32, topic string, partition int32) StorageState {
+	b := im.brokers[id]
+	for _, d := range b.Dirs {
+		if slices.Contains(d.Partitions[topic], partition) {
+			return d.State
+		}
+	}
+	return b.Storage
+}
+
+// ReplicaWritable reports whether broker id is live and its replica of
+// the partition takes writes (it may lead it and be in its ISR).
+func (im *Image) ReplicaWritable(id int32, topic string, partition int32) bool {
+	return im.Live(id) && im.ReplicaStorage(id, topic, partition) == StorageOK
+}
+
+// ReplicaFailed reports whether broker id's replica of the partition is
+// on a failed log directory (offline until the broker restarts).
+func (im *Image) ReplicaFailed(id int32, topic string, partition int32) bool {
+	return im.ReplicaStorage(id, topic, partition) == StorageFailed
 }
 
 // Partition returns one partition of a topic.
@@ -238,6 +290,11 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		b := *r.RegisterBroker
 		if b.NodeID < 0 {
 			return nil, fmt.Errorf("%w: broker node id %d < 0", ErrCorruptRecord, b.NodeID)
+		}
+		for _, d := range b.Dirs {
+			if d.Path == "" || (d.State != StorageFull && d.State != StorageFailed) {
+				return nil, fmt.Errorf("%w: broker %d: log directory %q in state %q (want full or failed)", ErrCorruptRecord, b.NodeID, d.Path, d.State)
+			}
 		}
 		next.brokers = maps.Clone(im.brokers)
 		if next.brokers == nil {

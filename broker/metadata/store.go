@@ -247,9 +247,9 @@ func BuildAlterPartition(im *Image, req AlterPartition) (Record, error) {
 		return Record{}, fmt.Errorf("%s: %w: asked for %d, current %d", name, ErrStalePartitionEpoch, req.PartitionEpoch, cur.PartitionEpoch)
 	}
 	for _, id := range req.ISR {
-		if !slices.Contains(cur.ISR, id) && !im.Writable(id) {
+		if !slices.Contains(cur.ISR, id) && !im.ReplicaWritable(id, req.Topic, req.Partition) {
 			if im.Live(id) {
-				return Record{}, fmt.Errorf("%s: %w: broker %d cannot write (log directory %s)", name, ErrInvalidISR, id, im.brokers[id].Storage)
+				return Record{}, fmt.Errorf("%s: %w: broker %d cannot write (log directory %s)", name, ErrInvalidISR, id, im.ReplicaStorage(id, req.Topic, req.Partition))
 			}
 			return Record{}, fmt.Errorf("%s: %w: broker %d is not live", name, ErrInvalidISR, id)
 		}

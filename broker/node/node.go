@@ -36,10 +36,13 @@ type Config struct {
 	// DataDir holds the partition logs, the metadata (single node) or the
 	// Raft log (cluster), and the producer-id blocks. Created if missing.
 	DataDir string
-	// LogDir holds the partition logs (Kafka's log.dirs, one directory);
-	// "" is DataDir. Putting it on its own disk keeps the metadata (the
-	// Raft log in DataDir, Kafka's metadata.log.dir) writable when the
-	// logs fill their disk.
+	// LogDir holds the partition logs: Kafka's log.dirs, one directory or
+	// several separated by commas; "" is the broker config log.dirs if
+	// set, else DataDir. New partitions go to the directory holding the
+	// fewest; a failed or full directory takes only its own partitions
+	// offline (broker/logdir). Putting them on their own disks keeps the
+	// metadata (the Raft log in DataDir, Kafka's metadata.log.dir)
+	// writable when the logs fill their disk.
 	LogDir string
 	// KafkaAddr is the Kafka listener, host:port; port 0 picks a free
 	// port (see Node.KafkaAddr). It is a shorthand for the broker config
@@ -135,7 +138,7 @@ type Node struct {
 	ctrl         *controller.Node    // cluster
 	clusterID    string
 	logs         *log.Manager
-	logDir       *logdir.Monitor
+	logDirs      *logdir.Dirs
 	srv          *kafka.Server
 	listeners    *listenerSetup
 	adm          *admin.Server
@@ -247,25 +250,36 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		}
 	}
 
-	logDir := cfg.LogDir
-	if logDir == "" {
-		logDir = cfg.DataDir
+	logDirs, err := cfg.logDirs()
+	if err != nil {
+		return n, err
 	}
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return nil, fmt.Errorf("log directory: %w", err)
+	for _, d := range logDirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return n, fmt.Errorf("log directory: %w", err)
+		}
 	}
-	// The log directory's state: full or failed writes hand this
-	// broker's partitions to other replicas (broker/logdir).
-	n.logDir = logdir.New(logdir.Config{Dir: logDir, FS: vfs.OS, Logger: lg.Named("logdir")})
-	if n.ctrl != nil {
-		n.logDir.Watch(n.ctrl.SetStorage)
+	// Each log directory's state: full or failed writes hand the
+	// partitions of that directory to other replicas (broker/logdir).
+	if n.logDirs, err = logdir.NewDirs(logdir.Config{FS: vfs.OS, Logger: lg.Named("logdir")}, logDirs); err != nil {
+		return n, err
 	}
-	if n.logs, err = log.NewManager(vfs.OS, logDir, log.ManagerOptions{
-		OnOffline:              func(_ log.TopicPartition, err error) { n.logDir.Report(err) },
+	if n.logs, err = log.NewManagerDirs(vfs.OS, logDirs, log.ManagerOptions{
+		OnOffline: func(tp log.TopicPartition, err error) {
+			if d, ok := n.logs.DirOf(tp.Topic, tp.Partition); ok {
+				n.logDirs.Report(d, err)
+			}
+		},
+		DirUsable:              n.logDirs.Usable,
 		Logger:                 lg.Named("log"),
 		RetentionCheckInterval: bcfg.RetentionCheckInterval(),
 	}); err != nil {
 		return n, err
+	}
+	n.logDirs.SetPartitions(n.logs.PartitionsIn)
+	if n.ctrl != nil {
+		n.ctrl.SetStorageReport(n.logDirs.StorageReport)
+		n.logDirs.Watch(func() { n.ctrl.SetStorageReport(n.logDirs.StorageReport) })
 	}
 	// Recover every partition on disk now, several at a time, rather than
 	// one by one as the Kafka layer claims them.
@@ -297,8 +311,18 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	kcfg.Logs = n.logs
 	kcfg.BrokerConfig = bcfg
 	kcfg.Logger = lg.Named("kafka")
-	kcfg.OnStorageError = func(err error) { n.logDir.Report(err) }
-	kcfg.LogDir, kcfg.LogDirState = logDir, n.logDir.State
+	kcfg.OnStorageError = func(topic string, partition int32, err error) {
+		if d, ok := n.logs.DirOf(topic, partition); ok {
+			n.logDirs.Report(d, err)
+		}
+	}
+	kcfg.LogDirs = logDirs
+	kcfg.LogDirState = func(dir string) (metadata.StorageState, error) {
+		if m := n.logDirs.Monitor(dir); m != nil {
+			return m.State()
+		}
+		return metadata.StorageOK, nil
+	}
 	kcfg.Registerer = n.metrics
 	if authz != nil {
 		kcfg.Authorizer = acl.New(*authz, lg)
@@ -441,8 +465,8 @@ func (n *Node) Metadata() metadata.Store { return n.meta }
 // Controller is the node's controller (nil for a single node).
 func (n *Node) Controller() *controller.Node { return n.ctrl }
 
-// LogDir is the monitor of the node's log directory.
-func (n *Node) LogDir() *logdir.Monitor { return n.logDir }
+// LogDirs are the monitors of the node's log directories.
+func (n *Node) LogDirs() *logdir.Dirs { return n.logDirs }
 
 // Logs is the node's partition-log manager.
 func (n *Node) Logs() *log.Manager { return n.logs }
@@ -507,8 +531,8 @@ func (n *Node) close(ctx context.Context) error {
 		add("admin shutdown", n.adm.Shutdown(ctx))
 	}
 	n.adminSec.Close()
-	if n.logDir != nil {
-		n.logDir.Close()
+	if n.logDirs != nil {
+		n.logDirs.Close()
 	}
 	if n.ctrl != nil {
 		add("controller shutdown", n.ctrl.Close())
@@ -554,4 +578,32 @@ func preferredLeaderInterval(set time.Duration, b *topicconfig.Broker) time.Dura
 		return -1
 	}
 	return time.Duration(secs) * time.Second
+}
+
+// logDirs returns the partition log directories: LogDir, else the broker
+// config log.dirs, else DataDir; a list separated by commas (Kafka's
+// log.dirs), each trimmed. Empty or repeated entries are errors.
+func (c Config) logDirs() ([]string, error) {
+	list, from := c.LogDir, "log directory"
+	if strings.TrimSpace(list) == "" {
+		list, from = c.BrokerConfigs[topicconfig.BrokerLogDirs], topicconfig.BrokerLogDirs
+	}
+	if strings.TrimSpace(list) == "" {
+		return []string{c.DataDir}, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range strings.Split(list, ",") {
+		d = strings.TrimSpace(d)
+		if d == "" {
+			return nil, fmt.Errorf("%s %q: an empty directory in the list", from, list)
+		}
+		clean := filepath.Clean(d)
+		if seen[clean] {
+			return nil, fmt.Errorf("%s %q: %s is listed twice", from, list, d)
+		}
+		seen[clean] = true
+		out = append(out, clean)
+	}
+	return out, nil
 }

@@ -280,7 +280,7 @@ func (f *fetcher) truncate(cl *client, ws []work, lg *zap.Logger) error {
 		}
 		done, err := f.truncateTo(w, rp.LeaderEpoch, rp.EndOffset, lg)
 		if err != nil {
-			f.m.storageError(err)
+			f.m.storageError(w.p, err)
 			f.m.warn.Log("truncate/"+w.p.Name(), err.Error(), "truncating the follower log failed",
 				zap.Int32("leader", f.leader), zap.String("partition", w.p.Name()), zap.Error(err))
 			f.backoff(w.fs, time.Second)
@@ -451,7 +451,7 @@ func (f *fetcher) handle(w work, rp *kmsg.FetchResponseTopicPartition, lg *zap.L
 			f.m.cfg.OnReplicaAppend(w.p, b, info)
 		}
 		if err != nil {
-			f.m.storageError(err)
+			f.m.storageError(w.p, err)
 			f.m.warn.Log("append/"+w.p.Name(), err.Error(), "appending fetched batches failed; truncating by epoch again",
 				zap.Int32("leader", f.leader), zap.String("partition", w.p.Name()), zap.Error(err))
 			w.fs.truncated = false

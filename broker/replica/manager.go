@@ -62,8 +62,9 @@ type Config struct {
 	OnReplicaAppend func(p *Partition, records []byte, info log.AppendInfo)
 	// OnStorageError gets every error of a follower's writes to its log
 	// (appends, truncation), so the broker can tell a full or failing
-	// disk (see broker/kafka's storage state); nil: ignored.
-	OnStorageError func(err error)
+	// disk (see broker/kafka's storage state), with the partition whose
+	// log it is; nil: ignored.
+	OnStorageError func(topic string, partition int32, err error)
 	// Logger and Now (nil: none, time.Now).
 	Logger *zap.Logger
 	Now    func() time.Time
@@ -377,23 +378,24 @@ func (m *Manager) Close() {
 	m.warn.Flush()
 }
 
-// storageError passes a follower's log write error on.
-func (m *Manager) storageError(err error) {
+// storageError passes a follower's log write error of p on.
+func (m *Manager) storageError(p *Partition, err error) {
 	if m.cfg.OnStorageError != nil {
-		m.cfg.OnStorageError(err)
+		m.cfg.OnStorageError(p.Topic, p.Index, err)
 	}
 }
 
-// isrEligible reports whether broker id may join an ISR now: it is
-// registered, not fenced (Kafka's Partition.isReplicaIsrEligible,
-// KIP-841) and its log directory takes writes (metadata.Image.Writable).
-// A leader does not propose anyone else: the controller would refuse, and
-// the leader would ask again at the follower's next fetch.
-func (m *Manager) isrEligible(id int32) bool {
+// isrEligible reports whether broker id may join the ISR of a partition
+// now: it is registered, not fenced (Kafka's
+// Partition.isReplicaIsrEligible, KIP-841) and the log directory of its
+// replica takes writes (metadata.Image.ReplicaWritable). A leader does not
+// propose anyone else: the controller would refuse, and the leader would
+// ask again at the follower's next fetch.
+func (m *Manager) isrEligible(id int32, topic string, partition int32) bool {
 	if m.cfg.Metadata == nil {
 		return true
 	}
-	return m.cfg.Metadata().Writable(id)
+	return m.cfg.Metadata().ReplicaWritable(id, topic, partition)
 }
 
 // brokerAddr returns a broker's Kafka address from the metadata.

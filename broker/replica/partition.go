@@ -270,7 +270,7 @@ func (p *Partition) applyLocked(u Update) {
 	}
 	if u.Propose != nil {
 		for _, id := range u.Propose {
-			if !slices.Contains(p.ls.ISR(), id) && !p.m.isrEligible(id) {
+			if !slices.Contains(p.ls.ISR(), id) && !p.m.isrEligible(id, p.Topic, p.Index) {
 				// Fenced (or otherwise unable to take writes): it stays
 				// out until the metadata says otherwise.
 				p.ls.ProposalFailed()

@@ -22,7 +22,7 @@ import (
 
 type brokerFlags struct {
 	dataDir        string
-	logDir         string
+	logDirs        []string
 	kafkaAddr      string
 	adminAddr      string
 	advertisedAddr string
@@ -96,7 +96,7 @@ SIGTERM the broker first hands its leaderships over (controlled shutdown).`,
 		}
 		fl := cmd.Flags()
 		fl.StringVar(&f.dataDir, "data-dir", "", "directory holding the partition logs and cluster metadata (required)")
-		fl.StringVar(&f.logDir, "log-dir", "", "directory holding the partition logs (log.dirs; default: the data directory). On its own disk, a full log disk leaves the cluster metadata writable")
+		fl.StringArrayVar(&f.logDirs, "log-dir", nil, "directory holding the partition logs (log.dirs; default: the data directory); repeatable or comma-separated for several, new partitions go to the one holding the fewest and a failed or full one takes only its own partitions offline. On their own disks, a full log disk leaves the cluster metadata writable")
 		fl.StringVar(&f.kafkaAddr, "kafka-addr", ":9092", "Kafka listener address host:port (port 0 picks a free port): shorthand for --config listeners=PLAINTEXT://host:port")
 		fl.StringVar(&f.adminAddr, "admin-addr", admin.DefaultAddr, "admin HTTP listener (/metrics, /healthz, /readyz): host:port, or https://host:port for TLS with the ssl.* settings (listener.name.admin.ssl.* overrides); basic auth with listener.name.admin.authentication.*")
 		fl.StringVar(&f.advertisedAddr, "advertised-kafka-addr", "", "host:port given to clients in Metadata (default: the listener address)")
@@ -149,7 +149,7 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 		kafkaAddr, advertised = "", ""
 	}
 	cfg := node.Config{
-		NodeID: f.nodeID, DataDir: f.dataDir, LogDir: f.logDir,
+		NodeID: f.nodeID, DataDir: f.dataDir, LogDir: strings.Join(f.logDirs, ","),
 		KafkaAddr: kafkaAddr, AdvertisedAddr: advertised, AdminAddr: f.adminAddr,
 		RegistryAddr: f.registryAddr, RegistryAddrIsDefault: !cmd.Flags().Changed("registry-addr"), RegistryConfigs: regConfigs,
 		BrokerConfigs: static, Logger: lg,
