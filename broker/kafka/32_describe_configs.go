@@ -10,17 +10,21 @@ package kafka
 //     STATIC_BROKER_CONFIG when a broker config set at startup supplies it
 //     (log.retention.hours, ...), DEFAULT_CONFIG otherwise. Unknown topic:
 //     UNKNOWN_TOPIC_OR_PARTITION.
-//   - BROKER: this node's id (or "" for the cluster-wide dynamic defaults,
-//     of which weir has none: an empty list). Every broker config weir knows,
-//     with node.id, broker.id, listeners and advertised.listeners filled in
-//     from the running server; all read-only (weir has no dynamic broker
-//     configs). Another node id: INVALID_REQUEST.
+//   - BROKER: this node's id: every broker config weir knows (and the
+//     dynamic-only or custom ones set dynamically), with the effective
+//     value and source (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+//     STATIC_BROKER_CONFIG, DEFAULT_CONFIG), node.id, broker.id, listeners
+//     and advertised.listeners filled in from the running server; only the
+//     dynamically updatable ones are not read-only. "": the cluster-wide
+//     dynamic defaults that are set, as Kafka lists them. Another node id:
+//     INVALID_REQUEST.
 //   - BROKER_LOGGER and anything else: INVALID_REQUEST.
 //
-// v1+ include synonyms when asked (topic override, then broker configs set
-// at startup, then broker defaults, as Kafka orders them); v3+ config types
-// and, when asked, documentation. v0 reports is_default. No config is
-// sensitive.
+// v1+ include synonyms when asked, in Kafka's ConfigHelper order (topic
+// override, then per source — dynamic per-broker, dynamic default, static,
+// default — the broker synonyms); v3+ config types and, when asked,
+// documentation. v0 reports is_default. Passwords and custom broker
+// configs are sensitive (no value), as in Kafka.
 
 import (
 	"net"
@@ -64,7 +68,11 @@ func handleDescribeConfigs(s *Server, r *Request) (kmsg.Response, error) {
 			}
 			entries = res.Describe(rr.ConfigNames, synonyms, docs)
 		case rr.ResourceType == resourceBroker:
-			if e = s.checkBrokerResource(rr.ResourceName); e != nil || rr.ResourceName == "" {
+			if e = s.checkBrokerResource(rr.ResourceName); e != nil {
+				break
+			}
+			if rr.ResourceName == "" {
+				entries = s.cfg.BrokerConfig.DescribeDefault(rr.ConfigNames, synonyms, docs)
 				break
 			}
 			entries = s.describeBroker(rr.ConfigNames, synonyms, docs)
@@ -105,8 +113,8 @@ func (s *Server) describeBroker(names []string, synonyms, docs bool) []topicconf
 	entries := s.cfg.BrokerConfig.Describe(names, synonyms, docs)
 	for i := range entries {
 		e := &entries[i]
-		if _, src, ok := s.cfg.BrokerConfig.Value(e.Name); ok && src == topicconfig.SourceStaticBroker {
-			continue // set explicitly at startup: keep it
+		if _, src, ok := s.cfg.BrokerConfig.Value(e.Name); ok && src != topicconfig.SourceDefault {
+			continue // set explicitly (at startup or dynamically): keep it
 		}
 		if v, ok := runtime[e.Name]; ok {
 			e.Value, e.Source = &v, topicconfig.SourceStaticBroker

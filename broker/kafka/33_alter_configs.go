@@ -12,8 +12,9 @@ package kafka
 // Unknown topic: UNKNOWN_TOPIC_OR_PARTITION. A resource named twice in one
 // request: INVALID_REQUEST for each.
 //
-// BROKER resources: weir has no dynamic broker configs, so any change is
-// INVALID_REQUEST (an empty change to this node or "" succeeds). Other
+// BROKER resources (this node's id, or "" for the cluster default): the
+// resource's dynamic broker configs become exactly the request's, checked
+// as a whole and stored in the metadata (dynamic_config.go). Other
 // resource types: INVALID_REQUEST.
 
 import (
@@ -60,9 +61,9 @@ func handleAlterConfigs(s *Server, r *Request) (kmsg.Response, error) {
 				return next, nil
 			})
 		case rr.ResourceType == resourceBroker:
-			if e = s.checkBrokerResource(rr.ResourceName); e == nil && len(rr.Configs) > 0 {
-				e = errDynamicBrokerConfig()
-			}
+			e = s.alterBrokerConfigs(r, rr.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, *kafkaError) {
+				return legacyBrokerConfigs(rr.Configs)
+			})
 		default:
 			e = kafkaErr(kerr.InvalidRequest, "unsupported config resource type %d", rr.ResourceType)
 		}

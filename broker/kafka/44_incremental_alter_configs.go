@@ -13,8 +13,10 @@ package kafka
 // response is sent. Unknown topic: UNKNOWN_TOPIC_OR_PARTITION. A resource
 // named twice in one request: INVALID_REQUEST for each.
 //
-// BROKER resources: weir has no dynamic broker configs, so any change is
-// INVALID_REQUEST. Other resource types: INVALID_REQUEST.
+// BROKER resources (this node's id, or "" for the cluster default): the
+// operations apply to the resource's dynamic broker configs, the result is
+// checked as a whole and stored in the metadata (dynamic_config.go).
+// Other resource types: INVALID_REQUEST.
 
 import (
 	"strings"
@@ -63,9 +65,9 @@ func handleIncrementalAlterConfigs(s *Server, r *Request) (kmsg.Response, error)
 				return next, configError(err)
 			})
 		case rr.ResourceType == resourceBroker:
-			if e = s.checkBrokerResource(rr.ResourceName); e == nil && len(rr.Configs) > 0 {
-				e = errDynamicBrokerConfig()
-			}
+			e = s.alterBrokerConfigs(r, rr.ResourceName, req.ValidateOnly, func(cur map[string]string) (map[string]string, *kafkaError) {
+				return incrementalBrokerConfigs(cur, rr.Configs)
+			})
 		default:
 			e = kafkaErr(kerr.InvalidRequest, "unsupported config resource type %d", rr.ResourceType)
 		}

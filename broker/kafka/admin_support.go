@@ -205,22 +205,17 @@ const (
 	resourceBrokerLogger = 8
 )
 
-// checkBrokerResource checks a BROKER resource name: this node's id, or ""
-// (the cluster-wide default).
+// checkBrokerResource checks the name of a BROKER resource to describe:
+// this node's id, or "" (the cluster-wide default).
 func (s *Server) checkBrokerResource(name string) *kafkaError {
 	if name == "" {
 		return nil
 	}
 	id, err := strconv.ParseInt(name, 10, 32)
 	if err != nil || int32(id) != s.cfg.NodeID {
-		return kafkaErr(kerr.InvalidRequest, "unexpected broker id, expected %d or empty string, but received %q", s.cfg.NodeID, name)
+		return kafkaErr(kerr.InvalidRequest, "Unexpected broker id, expected %d or empty string, but received %s", s.cfg.NodeID, name)
 	}
 	return nil
-}
-
-// errDynamicBrokerConfig answers an attempt to change broker configs.
-func errDynamicBrokerConfig() *kafkaError {
-	return kafkaErr(kerr.InvalidRequest, "weir does not support dynamic broker configs: set broker configs at startup")
 }
 
 // topicOverrides returns the current overrides of topic name from img.

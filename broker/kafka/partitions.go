@@ -34,6 +34,7 @@ type topicState struct {
 	meta  *metadata.Topic // the image's topic this state was built from
 	parts []*partition    // every partition of the topic, hosted here or not
 	cfg   topicconfig.Resolved
+	gen   uint64 // partitionTable.dynGen when cfg was resolved
 
 	bytesIn, recordsIn, bytesOut, produceErrors prometheus.Counter
 }
@@ -102,6 +103,10 @@ type partitionTable struct {
 	s  *Server
 	mu sync.Mutex // serializes changes
 	m  atomic.Pointer[map[string]*topicState]
+	// dynGen counts the dynamic broker config changes applied
+	// (followBrokerConfigs): topics resolved before the latest one are
+	// resolved again by the next sync.
+	dynGen atomic.Uint64
 }
 
 func (pt *partitionTable) load() map[string]*topicState {
@@ -135,6 +140,7 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 	s := pt.s
 	self := s.cfg.NodeID
 	old := pt.load()
+	gen := pt.dynGen.Load()
 	next := make(map[string]*topicState, img.NumTopics())
 	nparts := 0
 	for _, t := range img.Topics() {
@@ -144,7 +150,7 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 			pt.dropTopic(prev, deleteGone)
 			prev = nil
 		}
-		if prev != nil && prev.meta == t {
+		if prev != nil && prev.meta == t && prev.gen == gen {
 			next[t.Name] = prev
 			nparts += len(prev.parts)
 			continue
@@ -154,7 +160,7 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 			s.errs.Log("config/"+t.Name, err.Error(), "topic has invalid config overrides; using broker defaults", zap.String("topic", t.Name), zap.Error(err))
 			res, _ = s.cfg.BrokerConfig.Resolve(nil)
 		}
-		ts := &topicState{name: t.Name, id: t.ID, meta: t, cfg: res}
+		ts := &topicState{name: t.Name, id: t.ID, meta: t, cfg: res, gen: gen}
 		if prev != nil {
 			ts.bytesIn, ts.recordsIn, ts.bytesOut, ts.produceErrors = prev.bytesIn, prev.recordsIn, prev.bytesOut, prev.produceErrors
 		} else {

@@ -58,10 +58,12 @@ type Config struct {
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 
-	// BrokerConfig is the broker's static configuration (Kafka names:
+	// BrokerConfig is the broker's configuration (Kafka names:
 	// auto.create.topics.enable, num.partitions, default.replication.factor,
 	// message.max.bytes and the log.* defaults of topic configs); nil
-	// means Kafka's defaults.
+	// means Kafka's defaults. The server feeds it the dynamic broker
+	// configs of the metadata (dynamic_config.go), so it must be one made
+	// by topicconfig.NewBroker, not Defaults(), for those to apply.
 	BrokerConfig *topicconfig.Broker
 	// MaxRequestBytes is socket.request.max.bytes (default 100 MiB).
 	MaxRequestBytes int32
@@ -198,7 +200,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.BrokerConfig == nil {
-		cfg.BrokerConfig = topicconfig.Defaults()
+		cfg.BrokerConfig, _ = topicconfig.NewBroker(nil) // live: takes dynamic configs
 	}
 	lg := cfg.Logger
 	if lg == nil {
@@ -237,6 +239,7 @@ func New(cfg Config) (*Server, error) {
 	// Follow the metadata: register first, then load, so no change is
 	// missed (sync is idempotent).
 	s.parts = &partitionTable{s: s}
+	s.followBrokerConfigs() // before the table's watcher: it re-resolves topics
 	s.meta.Watch(func(c metadata.Change) { s.parts.sync(c.After, true) })
 	s.parts.sync(s.meta.Image(), false)
 	s.followACLs()

@@ -2,6 +2,7 @@ package topicconfig
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -25,12 +26,17 @@ const (
 	BrokerAutoLeaderRebalanceEnable           = "auto.leader.rebalance.enable"
 	BrokerLeaderImbalanceCheckIntervalSeconds = "leader.imbalance.check.interval.seconds"
 	BrokerLeaderImbalancePerBrokerPercentage  = "leader.imbalance.per.broker.percentage"
+
+	// The replication throttles (Kafka's QuotaConfig.brokerQuotaConfigs):
+	// dynamic only, bytes per second, default Long.MAX_VALUE (none).
+	BrokerLeaderReplicationThrottledRate   = "leader.replication.throttled.rate"
+	BrokerFollowerReplicationThrottledRate = "follower.replication.throttled.rate"
+	BrokerReplicaAlterLogDirsIOMaxBytes    = "replica.alter.log.dirs.io.max.bytes.per.second"
 )
 
 // brokerDefs are the broker configs weir knows: the topic-config synonyms
-// (log.*) plus the broker settings weir reads or reports. weir has no
-// dynamic broker configs: they are all set at startup and read-only at
-// runtime.
+// (log.*) plus the broker settings weir reads or reports. Those in
+// dynamicNames (dynamic.go) may also be changed at runtime.
 var brokerDefs = append([]Def{
 	{Name: BrokerAdvertisedListeners, Type: TypeString, Doc: "Listeners advertised to clients (default: listeners)."},
 	{Name: BrokerAutoCreateTopicsEnable, Type: TypeBoolean, Default: "true", HasDefault: true, Honoured: true,
@@ -59,6 +65,13 @@ var brokerDefs = append([]Def{
 	{Name: BrokerLeaderImbalancePerBrokerPercentage, Type: TypeInt, Default: "10", HasDefault: true, check: atLeast(0),
 		Doc: "Accepted and not used, as in KRaft: every imbalanced partition is moved back."},
 	{Name: BrokerListeners, Type: TypeString, Doc: "Addresses the broker listens on."},
+	{Name: "log.cleaner.backoff.ms", Type: TypeLong, Default: "15000", HasDefault: true, check: atLeast(0),
+		Doc: "How long the cleaner sleeps when there is nothing to clean."},
+	{Name: "log.cleaner.dedupe.buffer.size", Type: TypeLong, Default: "134217728", HasDefault: true, Doc: "Accepted; weir's cleaner sizes its own map."},
+	{Name: "log.cleaner.io.buffer.load.factor", Type: TypeDouble, Default: "0.9", HasDefault: true, Doc: "Accepted; no effect."},
+	{Name: "log.cleaner.io.buffer.size", Type: TypeInt, Default: "524288", HasDefault: true, check: atLeast(0), Doc: "Accepted; no effect."},
+	{Name: "log.cleaner.io.max.bytes.per.second", Type: TypeDouble, Default: "1.7976931348623157E308", HasDefault: true, Doc: "Accepted; no effect."},
+	{Name: "log.cleaner.threads", Type: TypeInt, Default: "1", HasDefault: true, check: atLeast(0), Doc: "Accepted; weir cleans with one goroutine per broker."},
 	{Name: "log.cleaner.delete.retention.ms", Type: TypeLong, Default: "86400000", HasDefault: true, check: atLeast(0), Doc: "Default delete.retention.ms."},
 	{Name: "log.cleaner.max.compaction.lag.ms", Type: TypeLong, Default: maxLongString, HasDefault: true, check: atLeast(1), Doc: "Default max.compaction.lag.ms."},
 	{Name: "log.cleaner.min.cleanable.ratio", Type: TypeDouble, Default: "0.5", HasDefault: true, check: doubleBetween(0, 1), Doc: "Default min.cleanable.dirty.ratio."},
@@ -130,7 +143,7 @@ var brokerDefs = append([]Def{
 	{Name: BrokerTransactionalIDExpiry, Type: TypeInt, Default: "604800000", HasDefault: true, Honoured: true, check: atLeast(1),
 		Doc: "How long an idle transactional id is kept."},
 	{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", HasDefault: true, Doc: "Default unclean.leader.election.enable."},
-}, slices.Concat(securityDefs, authorizerDefs, quotaDefs)...)
+}, slices.Concat(securityDefs, authorizerDefs, quotaDefs, throttleDefs)...)
 
 var brokerByName = func() map[string]*Def {
 	m := make(map[string]*Def, len(brokerDefs))
@@ -156,11 +169,14 @@ func BrokerNames() []string {
 	return out
 }
 
-// Broker is a broker's static configuration: Kafka's defaults overridden by
-// what was set at startup (flags, files). It is immutable and safe for
-// concurrent use.
+// Broker is a broker's configuration: Kafka's defaults overridden by what
+// was set at startup (flags, files), and, for a Broker made by NewBroker,
+// by the dynamic configs the metadata holds (see dynamic.go: SetDynamic,
+// OnChange). Safe for concurrent use; its static part never changes.
 type Broker struct {
 	static map[string]string
+	live   *live   // nil for Defaults() and snapshots
+	frozen *layers // a snapshot's dynamic layers
 }
 
 var defaultBroker = &Broker{static: map[string]string{}}
@@ -173,7 +189,7 @@ func Defaults() *Broker { return defaultBroker }
 // returns the Broker. Errors wrap ErrUnknownConfig or ErrInvalidValue and
 // name the key.
 func NewBroker(static map[string]string) (*Broker, error) {
-	b := &Broker{static: make(map[string]string, len(static))}
+	b := &Broker{static: make(map[string]string, len(static)), live: &live{}}
 	for name, v := range static {
 		d, ok := brokerByName[name]
 		override := false
@@ -198,11 +214,12 @@ func NewBroker(static map[string]string) (*Broker, error) {
 	return b, nil
 }
 
-// Value returns broker config name's value and source; ok is false when the
-// config is unknown or has neither a static value nor a default.
+// Value returns broker config name's effective value and source (dynamic
+// per-broker > dynamic cluster default > static > default); ok is false
+// when the config has none of these.
 func (b *Broker) Value(name string) (value string, src Source, ok bool) {
-	if v, set := b.static[name]; set {
-		return v, SourceStaticBroker, true
+	if v, src, set := b.lookup(name); set {
+		return v, src, true
 	}
 	if d, known := brokerByName[name]; known && d.HasDefault {
 		return d.Default, SourceDefault, true
@@ -251,47 +268,148 @@ func (b *Broker) ProducerIDExpiration() time.Duration {
 	return msDuration(b.int64Value(BrokerProducerIDExpirationMs))
 }
 
-// Describe returns DescribeConfigs entries for the broker resource: every
-// known broker config (names nil or empty) or only those named (unknown
-// names are skipped, as Kafka does). All are read-only: weir has no dynamic
-// broker configs.
+// Describe returns DescribeConfigs entries for this broker (a node id
+// resource): every known broker config (names nil or empty) or only those
+// named (unknown names are skipped, as Kafka does), plus the dynamic-only
+// and custom names set dynamically. Values and sources are the effective
+// ones; synonyms are listed as Kafka's ConfigHelper does (see synonyms).
+// Configs that cannot change at runtime are read-only.
 func (b *Broker) Describe(names []string, includeSynonyms, includeDocs bool) []Entry {
-	want := BrokerNames()
-	if len(names) > 0 {
-		want = want[:0]
+	l := b.dyn()
+	var want []string
+	if len(names) == 0 {
+		for _, n := range BrokerNames() {
+			if d := brokerByName[n]; !d.dynamicOnly {
+				want = append(want, n)
+			}
+		}
+		for _, m := range []map[string]string{l.broker, l.cluster} {
+			for n := range m {
+				if d, known := brokerByName[n]; (!known || d.dynamicOnly) && !slices.Contains(want, n) {
+					want = append(want, n)
+				}
+			}
+		}
+		slices.Sort(want)
+	} else {
 		for _, n := range names {
-			if _, ok := brokerByName[n]; ok {
+			_, known := brokerByName[n]
+			_, inB := l.broker[n]
+			_, inC := l.cluster[n]
+			if known || inB || inC {
 				want = append(want, n)
 			}
 		}
 	}
 	out := make([]Entry, 0, len(want))
 	for _, name := range want {
-		d := brokerByName[name]
-		e := Entry{Name: name, Type: d.Type, ReadOnly: true, Source: SourceDefault, Sensitive: d.Type == TypePassword}
-		if v, src, ok := b.Value(name); ok {
+		out = append(out, b.describeOne(name, true, includeSynonyms, includeDocs))
+	}
+	return out
+}
+
+// DescribeDefault returns DescribeConfigs entries for the cluster default
+// resource (""): only the configs set there, with their dynamic default
+// values and only DYNAMIC_DEFAULT_BROKER_CONFIG synonyms, as Kafka does.
+func (b *Broker) DescribeDefault(names []string, includeSynonyms, includeDocs bool) []Entry {
+	l := b.dyn()
+	var want []string
+	for _, n := range slices.Sorted(maps.Keys(l.cluster)) {
+		if len(names) == 0 || slices.Contains(names, n) {
+			want = append(want, n)
+		}
+	}
+	out := make([]Entry, 0, len(want))
+	for _, name := range want {
+		out = append(out, b.describeOne(name, false, includeSynonyms, includeDocs))
+	}
+	return out
+}
+
+// describeOne is Kafka's ConfigHelper.createBrokerConfigEntry.
+func (b *Broker) describeOne(name string, perBroker, includeSynonyms, includeDocs bool) Entry {
+	d, known := brokerByName[name]
+	e := Entry{Name: name, ReadOnly: !dynamicNames[name], Type: TypeUnknown}
+	if known {
+		e.Type = d.Type
+	}
+	// A custom name has no type, and Kafka treats what it cannot type as
+	// sensitive (KafkaConfig.maybeSensitive).
+	e.Sensitive = !known || e.Type == TypePassword
+	syns := b.synonyms(name, brokerSynonyms(name), e.Sensitive)
+	if !perBroker {
+		syns = slices.DeleteFunc(syns, func(s EntrySynonym) bool { return s.Source != SourceDynamicDefaultBroker })
+	}
+	e.Source = SourceDefault
+	if len(syns) > 0 {
+		e.Source = syns[0].Source
+	}
+	if perBroker {
+		if v, _, ok := b.Value(name); ok {
 			e.Value = strPtr(v)
-			e.Source = src
 		}
-		if e.Sensitive {
-			e.Value = nil // Kafka shows no value of a password
+	} else if v, ok := b.dyn().cluster[name]; ok {
+		e.Value = strPtr(v)
+	}
+	if e.Sensitive {
+		e.Value = nil // Kafka shows no value of a password
+	}
+	if includeDocs && known {
+		e.Doc = d.Doc
+	}
+	if includeSynonyms {
+		e.Synonyms = syns
+	}
+	return e
+}
+
+// brokerSynonyms is Kafka's DynamicBrokerConfig.brokerConfigSynonyms: the
+// names that set the same broker config, in precedence order.
+func brokerSynonyms(name string) []string {
+	switch name {
+	case "log.roll.ms", "log.roll.hours":
+		return []string{"log.roll.ms", "log.roll.hours"}
+	case "log.roll.jitter.ms", "log.roll.jitter.hours":
+		return []string{"log.roll.jitter.ms", "log.roll.jitter.hours"}
+	case "log.flush.interval.ms":
+		return []string{"log.flush.interval.ms", "log.flush.scheduler.interval.ms"}
+	case "log.retention.ms", "log.retention.minutes", "log.retention.hours":
+		return []string{"log.retention.ms", "log.retention.minutes", "log.retention.hours"}
+	}
+	return []string{name}
+}
+
+// synonyms is Kafka's ConfigHelper.configSynonyms for name: each source in
+// precedence order (dynamic per-broker, dynamic default, static, default)
+// over all the synonym names, then everything before name's own first
+// entry dropped.
+func (b *Broker) synonyms(name string, all []string, sensitive bool) []EntrySynonym {
+	l := b.dyn()
+	var out []EntrySynonym
+	add := func(n, v string, src Source) {
+		sv := strPtr(v)
+		if sensitive {
+			sv = nil
 		}
-		if includeDocs {
-			e.Doc = d.Doc
-		}
-		if includeSynonyms {
-			if v, set := b.static[name]; set {
-				sv := strPtr(v)
-				if e.Sensitive {
-					sv = nil
-				}
-				e.Synonyms = append(e.Synonyms, EntrySynonym{Name: name, Value: sv, Source: SourceStaticBroker})
+		out = append(out, EntrySynonym{Name: n, Value: sv, Source: src})
+	}
+	for _, layer := range []struct {
+		m   map[string]string
+		src Source
+	}{{l.broker, SourceDynamicBroker}, {l.cluster, SourceDynamicDefaultBroker}, {b.static, SourceStaticBroker}} {
+		for _, n := range all {
+			if v, ok := layer.m[n]; ok {
+				add(n, v, layer.src)
 			}
-			if d.HasDefault {
-				e.Synonyms = append(e.Synonyms, EntrySynonym{Name: name, Value: strPtr(d.Default), Source: SourceDefault})
-			}
 		}
-		out = append(out, e)
+	}
+	for _, n := range all {
+		if d, ok := brokerByName[n]; ok && d.HasDefault && !d.dynamicOnly {
+			add(n, d.Default, SourceDefault)
+		}
+	}
+	for len(out) > 0 && out[0].Name != name {
+		out = out[1:]
 	}
 	return out
 }

@@ -63,8 +63,8 @@ func (t Type) String() string {
 // DescribeConfigs ConfigSource (so kmsg.ConfigSource(s) converts).
 type Source int8
 
-// Config sources, Kafka's wire numbers. weir has no dynamic broker configs
-// yet, so it reports only these three.
+// Config sources, Kafka's wire numbers (and the dynamic broker ones in
+// dynamic.go).
 const (
 	SourceUnknown            Source = 0
 	SourceDynamicTopicConfig Source = 1
@@ -76,6 +76,10 @@ func (s Source) String() string {
 	switch s {
 	case SourceDynamicTopicConfig:
 		return "DYNAMIC_TOPIC_CONFIG"
+	case SourceDynamicBroker:
+		return "DYNAMIC_BROKER_CONFIG"
+	case SourceDynamicDefaultBroker:
+		return "DYNAMIC_DEFAULT_BROKER_CONFIG"
 	case SourceStaticBroker:
 		return "STATIC_BROKER_CONFIG"
 	case SourceDefault:
@@ -110,6 +114,9 @@ type Def struct {
 	Internal bool
 	// Doc is a one-line documentation string for DescribeConfigs.
 	Doc string
+	// dynamicOnly broker configs are not Kafka broker properties (no
+	// static value; described only when set dynamically).
+	dynamicOnly bool
 
 	check func(v string) error // nil: any value of the type
 }

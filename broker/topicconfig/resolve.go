@@ -96,7 +96,7 @@ func (b *Broker) Resolve(overrides map[string]string) (Resolved, error) {
 		}
 		ov[n] = v
 	}
-	r := Resolved{broker: b, overrides: ov}
+	r := Resolved{broker: b.snapshot(), overrides: ov}
 	get := func(name string) string { v, _, _ := r.Value(name); return v }
 	i64 := func(name string) int64 { n, _ := parseInt(get(name), 64); return n }
 	i32 := func(name string) int32 { return int32(i64(name)) }
@@ -164,8 +164,8 @@ func (r Resolved) Value(name string) (value string, src Source, ok bool) {
 		b = Defaults()
 	}
 	for _, s := range d.Synonyms {
-		if v, set := b.static[s.Name]; set {
-			return scaleValue(strings.TrimSpace(v), s.Scale), SourceStaticBroker, true
+		if v, src, set := b.lookup(s.Name); set {
+			return scaleValue(strings.TrimSpace(v), s.Scale), src, true
 		}
 	}
 	if !d.HasDefault {
@@ -177,8 +177,9 @@ func (r Resolved) Value(name string) (value string, src Source, ok bool) {
 // Describe returns DescribeConfigs entries for the topic: every topic config
 // (names nil or empty; internal ones only when set) or only those named
 // (unknown names are skipped, as Kafka does). Synonyms, when asked for, are
-// the topic override, then each broker synonym set at startup, then each
-// broker synonym's default, as Kafka lists them.
+// listed as Kafka's ConfigHelper does: the topic override, then the broker
+// synonyms by source (dynamic per-broker, dynamic default, static,
+// default), all before the first broker name's own entry dropped.
 func (r Resolved) Describe(names []string, includeSynonyms, includeDocs bool) []Entry {
 	var want []string
 	if len(names) == 0 {
@@ -204,27 +205,27 @@ func (r Resolved) Describe(names []string, includeSynonyms, includeDocs bool) []
 	for _, name := range want {
 		d := topicByName[name]
 		e := Entry{Name: name, Type: d.Type, Source: SourceDefault}
-		if v, src, ok := r.Value(name); ok {
+		if v, _, ok := r.Value(name); ok {
 			e.Value = strPtr(v)
-			e.Source = src
 		}
 		if includeDocs {
 			e.Doc = d.Doc
 		}
+		// Kafka's ConfigHelper.createTopicConfigEntry: the override, then
+		// the broker synonyms of the first broker name.
+		var syns []EntrySynonym
+		if v, set := r.overrides[name]; set {
+			syns = append(syns, EntrySynonym{Name: name, Value: strPtr(v), Source: SourceDynamicTopicConfig})
+		}
+		if len(d.Synonyms) > 0 {
+			first := d.Synonyms[0].Name
+			syns = append(syns, b.synonyms(first, brokerSynonyms(first), false)...)
+		}
+		if len(syns) > 0 {
+			e.Source = syns[0].Source
+		}
 		if includeSynonyms {
-			if v, set := r.overrides[name]; set {
-				e.Synonyms = append(e.Synonyms, EntrySynonym{Name: name, Value: strPtr(v), Source: SourceDynamicTopicConfig})
-			}
-			for _, s := range d.Synonyms {
-				if v, set := b.static[s.Name]; set {
-					e.Synonyms = append(e.Synonyms, EntrySynonym{Name: s.Name, Value: strPtr(v), Source: SourceStaticBroker})
-				}
-			}
-			for _, s := range d.Synonyms {
-				if bd, ok := brokerByName[s.Name]; ok && bd.HasDefault {
-					e.Synonyms = append(e.Synonyms, EntrySynonym{Name: s.Name, Value: strPtr(bd.Default), Source: SourceDefault})
-				}
-			}
+			e.Synonyms = syns
 		}
 		out = append(out, e)
 	}
