@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -39,7 +40,8 @@ func childMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	src, err := New(Options{Topic: "e2e", Include: []string{filepath.Join(os.Getenv("WEIR_DIR"), "*.log*")},
+	topic := os.Getenv("WEIR_TOPIC")
+	src, err := New(Options{Topic: topic, Include: []string{filepath.Join(os.Getenv("WEIR_DIR"), "*.log*")},
 		Encoder: &AvroEncoder{Registry: cl}, RescanInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 		RotateWait: 2 * time.Second})
 	if err != nil {
@@ -49,8 +51,8 @@ func childMain() int {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{os.Getenv("WEIR_BROKER")}}, Logger: lg}
-	opts := connectors.SourceOptions{Topic: "e2e", CommitInterval: 500 * time.Millisecond, ExactlyOnce: os.Getenv("WEIR_EXACTLY_ONCE") != ""}
-	if err := rt.RunSource(ctx, "e2e", src, opts); err != nil {
+	opts := connectors.SourceOptions{Topic: topic, CommitInterval: 500 * time.Millisecond, ExactlyOnce: os.Getenv("WEIR_EXACTLY_ONCE") != ""}
+	if err := rt.RunSource(ctx, topic, src, opts); err != nil {
 		lg.Error("source failed", zap.Error(err))
 		return 1
 	}
@@ -89,23 +91,38 @@ func TestKillDashNineTransactions(t *testing.T) {
 	}
 }
 
+// killRuns numbers the kill tests of this process: each has its own
+// topic and connector name (the Apache Kafka of txntest is shared, so a
+// repeated run, -count=N, starts afresh).
+var killRuns atomic.Int32
+
 // killDashNine runs the kill test against the broker at addr (b serves
 // the schema registry; it is the broker too when addr is b.Addr).
 func killDashNine(t *testing.T, b *testbroker.Broker, addr string, exactlyOnce bool) {
 	reg := b.Registry(t)
+	topic := fmt.Sprintf("e2e-%d", killRuns.Add(1))
 	dir := t.TempDir()
-	logDir := t.TempDir()
+	logDir, err := os.MkdirTemp("", "weir-file-kill-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // kept for a failure: the message names it
+		if !t.Failed() {
+			os.RemoveAll(logDir)
+		}
+	})
 	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if resp, err := kadm.NewClient(cl).CreateTopic(context.Background(), 4, 1, nil, "e2e"); err != nil || resp.Err != nil {
-		t.Fatalf("creating e2e: %v %v", err, resp.Err)
+	if resp, err := kadm.NewClient(cl).CreateTopic(context.Background(), 4, 1, nil, topic); err != nil || resp.Err != nil {
+		t.Fatalf("creating %s: %v %v", topic, err, resp.Err)
 	}
 	start := func(n int) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "WEIR_FILE_CHILD=1", "WEIR_BROKER="+addr, "WEIR_REGISTRY="+reg, "WEIR_DIR="+dir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no orphan if the test process dies
+		cmd.Env = append(os.Environ(), "WEIR_FILE_CHILD=1", "WEIR_BROKER="+addr, "WEIR_REGISTRY="+reg, "WEIR_DIR="+dir, "WEIR_TOPIC="+topic)
 		if exactlyOnce {
 			cmd.Env = append(cmd.Env, "WEIR_EXACTLY_ONCE=1")
 		}
@@ -122,7 +139,7 @@ func killDashNine(t *testing.T, b *testbroker.Broker, addr string, exactlyOnce b
 	}
 	adm := kadm.NewClient(cl)
 	records := func() int64 {
-		ends, err := adm.ListEndOffsets(context.Background(), "e2e")
+		ends, err := adm.ListEndOffsets(context.Background(), topic)
 		if err != nil {
 			return -1
 		}
@@ -153,7 +170,7 @@ func killDashNine(t *testing.T, b *testbroker.Broker, addr string, exactlyOnce b
 	}
 	total := int64(files * perFile)
 	committed := func() int64 { // what read_committed consumers can read
-		ends, err := adm.ListCommittedOffsets(context.Background(), "e2e")
+		ends, err := adm.ListCommittedOffsets(context.Background(), topic)
 		if err != nil {
 			return -1
 		}
@@ -177,7 +194,7 @@ func killDashNine(t *testing.T, b *testbroker.Broker, addr string, exactlyOnce b
 		if n := committed(); n < total {
 			return fmt.Errorf("last stable offsets add up to %d, waiting for %d records committed", n, total)
 		}
-		if evs = e.decode(txntest.ReadCommitted(t, addr, "e2e")); int64(len(evs)) < total {
+		if evs = e.decode(txntest.ReadCommitted(t, addr, topic)); int64(len(evs)) < total {
 			return fmt.Errorf("%d of %d records committed", len(evs), total)
 		}
 		return nil
@@ -188,30 +205,70 @@ func killDashNine(t *testing.T, b *testbroker.Broker, addr string, exactlyOnce b
 		t.Errorf("child exit: %v", err)
 	}
 	if exactlyOnce {
-		evs = e.decode(txntest.ReadCommitted(t, addr, "e2e"))
+		evs = e.decode(txntest.ReadCommitted(t, addr, topic))
 		t.Logf("%d records in the log (with aborted ones and markers) for %d committed", records(), len(evs))
 	} else {
-		evs = e.decode(testbroker.ReadAllAt(t, addr, "e2e"))
+		evs = e.decode(testbroker.ReadAllAt(t, addr, topic))
 	}
 	seen := make(map[string]int, len(evs))
 	for _, ev := range evs {
 		seen[ev.Message]++
 	}
 	missing, dups := 0, 0
+	var where lineRanges
 	for f := 0; f < files; f++ {
 		for i := 0; i < perFile; i++ {
-			switch seen[appLine(f, i)] {
+			switch n := seen[appLine(f, i)]; n {
 			case 0:
 				missing++
+				where.add(f, i, "missing")
 			case 1:
 			default:
 				dups++
+				where.add(f, i, fmt.Sprintf("%d times", n))
 			}
 		}
 	}
 	if missing > 0 || dups > 0 || len(evs) != int(total) {
-		t.Fatalf("%d events for %d lines: %d missing, %d duplicated (child logs in %s)", len(evs), total, missing, dups, logDir)
+		t.Fatalf("%d events for %d lines: %d missing, %d duplicated: %s (child logs in %s)", len(evs), total, missing, dups, where, logDir)
 	}
+}
+
+// lineRanges describes runs of lines (file, line numbers) in one state
+// for a failure message.
+type lineRanges struct {
+	runs []lineRun
+}
+
+type lineRun struct {
+	file, from, to int
+	state          string
+}
+
+func (r *lineRanges) add(f, i int, state string) {
+	if n := len(r.runs); n > 0 {
+		last := &r.runs[n-1]
+		if last.file == f && last.to == i-1 && last.state == state {
+			last.to = i
+			return
+		}
+	}
+	r.runs = append(r.runs, lineRun{f, i, i, state})
+}
+
+func (r lineRanges) String() string {
+	var b []byte
+	for i, run := range r.runs {
+		if i == 20 {
+			b = fmt.Appendf(b, " and %d more runs", len(r.runs)-i)
+			break
+		}
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = fmt.Appendf(b, "app%d lines %d-%d %s", run.file, run.from, run.to, run.state)
+	}
+	return string(b)
 }
 
 func appLine(f, i int) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +68,86 @@ func TestCopytruncateBehindReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll() // no scan is due: the reader meets the new content at its offset
+	src.o.RescanInterval = 10 * time.Millisecond
+	testkit.CheckFor(t, 20*time.Second, func() error {
+		poll()
+		if len(seen) < 2*lines {
+			return fmt.Errorf("%d distinct lines of %d", len(seen), 2*lines)
+		}
+		return nil
+	})
+	for _, prefix := range []string{"old", "new"} {
+		for i := range lines {
+			msg := fmt.Sprintf("%s line %06d with some padding to look like a log line", prefix, i)
+			if n := seen[msg]; n != 1 {
+				t.Fatalf("%q arrived %d times", msg, n)
+			}
+		}
+	}
+}
+
+// TestCopytruncateBetweenOpenAndFirstRead: a file is identified by its
+// first bytes when it is opened, and read from offset 0 afterwards; a
+// copytruncate rotation in between (the copy taking the identified
+// content, the original written again) must not let the new content pass
+// for the identified file: read under the old identity, its lines would
+// carry positions that the copy then resumes from, skipping as much of
+// the old content and repeating the new (the "3084 missing, 3084
+// duplicated" of TestKillDashNineTransactions: one read buffer).
+func TestCopytruncateBetweenOpenAndFirstRead(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	const lines = 20000
+	content := func(prefix string) []byte {
+		var b []byte
+		for i := range lines {
+			b = fmt.Appendf(b, "%s line %06d with some padding to look like a log line\n", prefix, i)
+		}
+		return b
+	}
+	if err := os.WriteFile(path, content("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := New(Options{Topic: "t", Include: []string{filepath.Join(dir, "app.log*")}, Encoder: JSONEncoder{},
+		RescanInterval: time.Hour, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Open(context.Background(), rawTestCtx{connectors.NewTestMetrics("open")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	src.now = time.Now()
+	src.rescan() // opens app.log: identified by the old content's first bytes
+	if len(src.files) != 1 || src.files[0].readOff != 0 {
+		t.Fatalf("after the first scan: %d files open", len(src.files))
+	}
+	oldKey := src.files[0].key
+	// copytruncate before the first read.
+	if err := os.WriteFile(path+".1", content("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, content("new"), 0o644); err != nil { // O_TRUNC: same inode
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	poll := func() {
+		out, err := src.Poll(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out {
+			var ev struct{ Message string }
+			if err := json.Unmarshal(r.Value, &ev); err != nil {
+				t.Fatalf("%s: %v", r.Value, err)
+			}
+			if r.SourcePartition == oldKey && !strings.HasPrefix(ev.Message, "old ") {
+				t.Fatalf("%q read under the identity of the old content (%s)", ev.Message, oldKey)
+			}
+			seen[ev.Message]++
+		}
+	}
+	poll() // no scan is due: the first read finds the new content
 	src.o.RescanInterval = 10 * time.Millisecond
 	testkit.CheckFor(t, 20*time.Second, func() error {
 		poll()

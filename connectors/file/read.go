@@ -26,8 +26,12 @@ func (s *Source) readChunk(t *tracked) int {
 	// written again past its offset: what it read is new content, not the
 	// rest of the old. The head is checked after the read, so new bytes
 	// read imply a changed head; the chunk is dropped and the file read
-	// again from the start (the copy resumes the old content).
-	if t.readOff > 0 && s.headChanged(t) {
+	// again from the start (the copy resumes the old content). At offset 0
+	// too: the file was identified by its head when it was opened, and a
+	// rotation between that and the first read leaves other content
+	// under that identity (read as the identified file, its lines would
+	// carry positions that the copy resumes from).
+	if s.headChanged(t) {
 		s.truncated(t, "its first bytes changed")
 		return 0
 	}
