@@ -646,6 +646,19 @@ func (b *Broker) Log(topic string, p int32) *log.Log {
 	return l
 }
 
+// LogDirOf returns the log directory holding the broker's log of a
+// partition ("" when not open or stopped).
+func (b *Broker) LogDirOf(topic string, p int32) string {
+	b.mu.Lock()
+	logs := b.logs
+	b.mu.Unlock()
+	if logs == nil {
+		return ""
+	}
+	d, _ := logs.DirOf(topic, p)
+	return d
+}
+
 // Leads reports whether the broker leads the partition in its own replica
 // state (it has taken over, not only been elected).
 func (b *Broker) Leads(topic string, p int32) bool {
