@@ -125,10 +125,10 @@ func (m *Monitor) Report(err error) metadata.StorageState {
 	}
 	m.mu.Unlock()
 	if st == metadata.StorageFull {
-		m.log.Error("log directory is full: this broker hands its partitions to in-sync replicas and leaves their ISRs until writes succeed again",
+		m.log.Error("log directory is full: this broker hands the partitions in it to in-sync replicas and leaves their ISRs until writes succeed again",
 			zap.String("dir", m.cfg.Dir), zap.Error(err))
 	} else {
-		m.log.Error("log directory failed: this broker hands its partitions to in-sync replicas and serves none of them until it is restarted",
+		m.log.Error("log directory failed: this broker hands the partitions in it to in-sync replicas and serves none of them until it is restarted",
 			zap.String("dir", m.cfg.Dir), zap.Error(err))
 	}
 	if probe {
@@ -182,7 +182,7 @@ func (m *Monitor) probeLoop() {
 		m.state, m.cause, m.probing = next, err, false
 		m.mu.Unlock()
 		if next == metadata.StorageOK {
-			m.log.Warn("log directory takes writes again: this broker rejoins the ISRs as it catches up",
+			m.log.Warn("log directory takes writes again: this broker rejoins the ISRs of the partitions in it as it catches up",
 				zap.String("dir", m.cfg.Dir), zap.Duration("full_for", full))
 		} else {
 			m.log.Error("log directory failed while full: serving none of its partitions until restarted",
