@@ -31,9 +31,14 @@ package kafka
 //
 // Transactions: a request with a transactional id needs WRITE on it
 // (else every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as
-// Kafka answers); each partition is verified to be in the producer's
-// ongoing transaction (verifyTxnProduce, KIP-890 part 1) before its
-// batches are appended, and the producer state starts the transaction
+// Kafka answers); the first produce of a transaction to a partition is
+// verified to be in the producer's ongoing transaction (verifyTxnProduce,
+// KIP-890 part 1) before its batches are appended, later ones continue
+// the transaction the partition holds, and a transactional batch that
+// would begin a transaction without a current verification (an abort
+// marker came in between) is INVALID_TXN_STATE, as Kafka's
+// VerificationGuard (checkTxnProduce, txn.Partition.AppendVerified).
+// The producer state starts the transaction
 // on the partition (its first offset holds the last stable offset back
 // until the marker). Transactional batches in a request without a
 // transactional id are INVALID_TXN_STATE. The coordinators' own appends
@@ -95,11 +100,14 @@ func handleProduce(s *Server, r *Request) (kmsg.Response, error) {
 				pe = perr(kerr.UnknownTopicOrPartition, "topic %q has no partition %d", rt.Topic, rp.Partition)
 			default:
 				p := ts.parts[rp.Partition]
-				var end int64
-				if pe = s.checkTxnProduce(r, req, rt.Topic, rp); pe != nil {
+				var (
+					end int64
+					tv  *txnVerification
+				)
+				if tv, pe = s.checkTxnProduce(r, req, rt.Topic, p, rp); pe != nil {
 					break
 				}
-				end, pe = s.produceAs(txn.FromClient, req.Version, req.Acks, ts, p, rp.Records, nowMs, sp)
+				end, pe = s.produceAs(txn.FromClient, tv, req.Version, req.Acks, ts, p, rp.Records, nowMs, sp)
 				if pe == nil && req.Acks == -1 {
 					waits = append(waits, ackWait{ts: ts, p: p, sp: sp, end: end})
 				}
@@ -179,41 +187,64 @@ func (w *produceWait) wait() {
 	}
 }
 
+// txnVerification is what a client's checked transactional produce
+// carries to its append (Kafka's VerificationGuard): guard nil when the
+// partition continues the producer's ongoing transaction, else the
+// guard taken before the coordinator verified the partition.
+type txnVerification struct{ guard *txn.VerificationGuard }
+
 // checkTxnProduce verifies a partition's transactional batches: the
 // request must name a transactional id, and the coordinator must have the
-// partition in the producer's ongoing transaction.
-func (s *Server) checkTxnProduce(r *Request, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) *produceError {
+// partition in the producer's ongoing transaction. As Kafka's
+// ReplicaManager, it asks the coordinator only when the partition has no
+// ongoing transaction of the producer at that epoch (the first produce of
+// a transaction to the partition); the append then checks, under the
+// producer-state lock, that the transaction is still ongoing or the
+// verification still current (txn.Partition.AppendVerified). It returns
+// nil when verification is off (transaction.partition.verification.enable
+// false) or the batches are not transactional.
+func (s *Server) checkTxnProduce(r *Request, req *kmsg.ProduceRequest, topic string, p *partition, rp *kmsg.ProduceRequestTopicPartition) (*txnVerification, *produceError) {
 	if len(rp.Records) < log.BatchHeaderSize {
-		return nil // validation answers
+		return nil, nil // validation answers
 	}
 	h := log.ReadBatchHeader(rp.Records)
 	if !h.IsTransactional() {
-		return nil
+		return nil, nil
 	}
 	if req.TransactionID == nil {
-		return perr(kerr.InvalidTxnState, "transactional batch from producer %d in a request without a transactional id", h.ProducerID)
+		return nil, perr(kerr.InvalidTxnState, "transactional batch from producer %d in a request without a transactional id", h.ProducerID)
 	}
 	if h.ProducerID < 0 {
-		return perr(kerr.InvalidRecord, "transactional batch without a producer id")
+		return nil, perr(kerr.InvalidRecord, "transactional batch without a producer id")
+	}
+	if !s.txnVerificationEnabled() {
+		return nil, nil
+	}
+	tv := &txnVerification{}
+	if prod := p.producers(); prod != nil {
+		if tv.guard = prod.StartVerification(h.ProducerID, h.ProducerEpoch); tv.guard == nil {
+			return tv, nil // verified when the transaction began here
+		}
 	}
 	if e := s.verifyTxnProduce(r, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, rp.Partition); e != nil {
-		return perr(e, "partition %s-%d is not in the ongoing transaction of producer %d epoch %d (transactional id %q)",
+		return nil, perr(e, "partition %s-%d is not in the ongoing transaction of producer %d epoch %d (transactional id %q)",
 			topic, rp.Partition, h.ProducerID, h.ProducerEpoch, *req.TransactionID)
 	}
-	return nil
+	return tv, nil
 }
 
 // produceTo appends one partition's batches for a coordinator (the group
 // coordinator's offset commits, transactional ones included): as a
 // client's produce, but without sequence checks. See produceAs.
 func (s *Server) produceTo(version, acks int16, ts *topicState, p *partition, records []byte, nowMs int64, sp *kmsg.ProduceResponseTopicPartition) (int64, *produceError) {
-	return s.produceAs(txn.FromCoordinator, version, acks, ts, p, records, nowMs, sp)
+	return s.produceAs(txn.FromCoordinator, nil, version, acks, ts, p, records, nowMs, sp)
 }
 
 // produceAs validates and appends one partition's batches and fills in the
 // success fields of sp. It returns the offset after the appended (or
-// duplicate) records, which acks=all waits for.
-func (s *Server) produceAs(origin txn.Origin, version, acks int16, ts *topicState, p *partition, records []byte, nowMs int64, sp *kmsg.ProduceResponseTopicPartition) (int64, *produceError) {
+// duplicate) records, which acks=all waits for. tv, for a client's
+// transactional produce, is its verification (checkTxnProduce).
+func (s *Server) produceAs(origin txn.Origin, tv *txnVerification, version, acks int16, ts *topicState, p *partition, records []byte, nowMs int64, sp *kmsg.ProduceResponseTopicPartition) (int64, *produceError) {
 	if e := p.leaderErr(-1); e != nil {
 		return 0, perr(e, "this broker does not lead %s-%d", ts.name, p.index)
 	}
@@ -243,7 +274,7 @@ func (s *Server) produceAs(origin txn.Origin, version, acks int16, ts *topicStat
 	var dup bool
 	info, err := p.rep.AppendAsLeader(func(epoch int32) (log.AppendInfo, error) {
 		if idempotent {
-			res, err := s.appendIdempotent(p, records, epoch, origin)
+			res, err := s.appendIdempotent(p, records, epoch, origin, tv)
 			dup = res.Duplicate
 			return res.Info, err
 		}

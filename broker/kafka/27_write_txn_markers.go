@@ -138,7 +138,7 @@ func (s *Server) appendMarker(ts *topicState, p *partition, m *kmsg.WriteTxnMark
 	batch := log.BuildEndTxnMarker(m.ProducerID, m.ProducerEpoch,
 		log.EndTxnMarker{Commit: m.Committed, CoordinatorEpoch: m.CoordinatorEpoch}, nowMs)
 	info, err := p.rep.AppendAsLeader(func(epoch int32) (log.AppendInfo, error) {
-		res, err := s.appendIdempotent(p, batch, epoch, txn.FromCoordinator)
+		res, err := s.appendIdempotent(p, batch, epoch, txn.FromCoordinator, nil)
 		return res.Info, err
 	})
 	if err != nil {

@@ -14,15 +14,18 @@ import (
 // (dup=true, nothing appended), and records an appended batch.
 // origin says who appends (a client's Produce, or a coordinator: offset
 // commits of a transaction and transaction markers, which carry no
-// sequence numbers).
-func (s *Server) appendIdempotent(p *partition, records []byte, epoch int32, origin txn.Origin) (txn.Result, error) {
+// sequence numbers). tv, for a client's verified transactional produce,
+// makes the append check its verification (txn.Partition.AppendVerified).
+func (s *Server) appendIdempotent(p *partition, records []byte, epoch int32, origin txn.Origin, tv *txnVerification) (txn.Result, error) {
 	prod := p.producers()
 	if prod == nil {
 		return txn.Result{}, perr(kerr.KafkaStorageError, "partition %d has no producer state", p.index)
 	}
-	return prod.Append(records, origin, func() (log.AppendInfo, error) {
-		return p.log.Append(records, epoch)
-	})
+	appendFn := func() (log.AppendInfo, error) { return p.log.Append(records, epoch) }
+	if tv != nil {
+		return prod.AppendVerified(records, tv.guard, appendFn)
+	}
+	return prod.Append(records, origin, appendFn)
 }
 
 // lastStableOffset is the partition's last stable offset: the high

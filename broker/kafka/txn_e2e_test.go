@@ -444,4 +444,31 @@ func TestTxnProduceToPartitionNotAdded(t *testing.T) {
 	if c := produce(9, 0, 0); c != 0 {
 		t.Fatalf("Produce to the added partition: %s", codeName(c))
 	}
+	// Later produces of the transaction continue it without asking the
+	// coordinator (Kafka's VerificationGuard sentinel).
+	if c := produce(9, 0, 2); c != 0 {
+		t.Fatalf("second Produce of the transaction: %s", codeName(c))
+	}
+	// Once the transaction is over, the partition is no longer in one:
+	// the next produce without AddPartitionsToTxn is verified again and
+	// refused, nothing appended.
+	if c := txnEnd(rc, 3, "tx-np-id", pid, 0, false); c != 0 {
+		t.Fatalf("EndTxn: %s", codeName(c))
+	}
+	testkit.CheckFor(t, 10*time.Second, func() error {
+		if d := txnDescribe(rc, "tx-np-id"); d.State != "CompleteAbort" {
+			return fmt.Errorf("transaction %s, want CompleteAbort", d.State)
+		}
+		return nil
+	})
+	hw := func() int64 {
+		return rc.roundTrip(fetchReq(12, "tx-np", 0, 0)).(*kmsg.FetchResponse).Topics[0].Partitions[0].HighWatermark
+	}
+	before := hw()
+	if c := produce(9, 0, 4); c != kerr.InvalidTxnState.Code {
+		t.Errorf("Produce after the transaction ended, partition not added again: %s, want INVALID_TXN_STATE", codeName(c))
+	}
+	if after := hw(); after != before {
+		t.Errorf("the refused produce moved the high watermark from %d to %d", before, after)
+	}
 }

@@ -34,7 +34,8 @@ import (
 // failure) become NOT_ENOUGH_REPLICAS so every client retries the
 // produce; CLUSTER_AUTHORIZATION_FAILED from the coordinator broker is
 // INVALID_TXN_STATE. Kafka verifies only when the partition has no
-// ongoing transaction of that producer yet; the caller does the same.
+// ongoing transaction of that producer yet; Produce does the same
+// (checkTxnProduce).
 // With transaction.partition.verification.enable=false (a static broker
 // config, as Kafka reads it) a Produce is not verified.
 func (s *Server) verifyTxnProduce(r *Request, transactionalID string, producerID int64, epoch int16, topic string, partition int32) *kerr.Error {

@@ -286,6 +286,10 @@ func batchOf(h log.BatchHeader, control []byte) Batch {
 // it); appendFn's error as is. Records whose headers do not parse go
 // straight to appendFn, whose validation rejects them.
 func (p *Partition) Append(records []byte, origin Origin, appendFn func() (log.AppendInfo, error)) (Result, error) {
+	return p.append(records, origin, nil, appendFn)
+}
+
+func (p *Partition) append(records []byte, origin Origin, gc *guardCheck, appendFn func() (log.AppendInfo, error)) (Result, error) {
 	batches, raw, ok := parseBatches(records)
 	idempotent := false
 	for i := range batches {
@@ -300,7 +304,7 @@ func (p *Partition) Append(records []byte, origin Origin, appendFn func() (log.A
 	if p.closed {
 		return Result{}, fmt.Errorf("txn: partition %s: %w", p.dir, ErrClosed)
 	}
-	v, err := p.state.Check(batches, origin)
+	v, err := p.state.check(batches, origin, gc)
 	if err != nil {
 		return Result{}, err
 	}

@@ -138,6 +138,9 @@ type State struct {
 	// committed yet (last offset >= the high watermark last seen): until
 	// it is, their data stays unstable (Kafka's unreplicatedTxns).
 	unreplicated []CompletedTxn
+	// verifications: producer id -> its pending transaction
+	// verification (verify.go), in memory only, as Kafka's.
+	verifications map[int64]*VerificationGuard
 }
 
 // CompletedTxn is a transaction ended by a marker at LastOffset (Kafka's
@@ -208,6 +211,12 @@ func (s *State) Producers() []Producer {
 // Batches without a producer id (-1) are not checked. Errors wrap the
 // sentinels and name the producer and sequences.
 func (s *State) Check(batches []Batch, origin Origin) (Verdict, error) {
+	return s.check(batches, origin, nil)
+}
+
+// check is Check; gc, when set, also applies the verification rule of
+// AppendVerified (verify.go) to transactional data batches.
+func (s *State) check(batches []Batch, origin Origin, gc *guardCheck) (Verdict, error) {
 	type pending struct {
 		epoch      int16
 		lastSeq    int32
@@ -265,6 +274,9 @@ func (s *State) Check(batches []Batch, origin Origin) (Verdict, error) {
 				}
 			}
 		}
+		if err := s.checkGuard(b, ov.inTxn, ov.epoch, gc); err != nil {
+			return Verdict{}, err
+		}
 		if ov.inTxn && !b.Transactional {
 			return Verdict{}, fmt.Errorf("%w: expected transactional write from producer %d, which has a transaction ongoing",
 				ErrInvalidTxnState, b.ProducerID)
@@ -294,6 +306,11 @@ func (s *State) Apply(batches []Batch, firstOffset, logAppendTime, nowMs int64) 
 		off += int64(b.LastOffsetDelta) + 1
 		if !b.touchesState() {
 			continue
+		}
+		if b.Transactional || b.Control {
+			// The transaction began or ended here: a pending
+			// verification is used up (Kafka's updateProducers).
+			delete(s.verifications, b.ProducerID)
 		}
 		ts := b.MaxTimestamp
 		if logAppendTime >= 0 {
@@ -422,6 +439,7 @@ func (s *State) Ongoing() map[int64]int64 { return maps.Clone(s.ongoing) }
 // Expire removes producers not seen for expirationMs or longer
 // (producer.id.expiration.ms) and returns how many it removed.
 func (s *State) Expire(nowMs, expirationMs int64) int {
+	s.expireVerifications(nowMs, expirationMs)
 	n := 0
 	for id, p := range s.producers {
 		// A producer with a transaction ongoing is kept (Kafka's
@@ -438,5 +456,6 @@ func (s *State) Expire(nowMs, expirationMs int64) int {
 func (s *State) Reset() {
 	clear(s.producers)
 	clear(s.ongoing)
+	clear(s.verifications)
 	s.unreplicated = nil
 }
