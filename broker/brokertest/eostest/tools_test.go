@@ -36,13 +36,17 @@ func TestKafkaTransactionsTool(t *testing.T) {
 			tool := kafkatools.ForTest(t, kafkatools.TransactionsCommand, seeds[0])
 			suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
 			topic, txid := "tool-"+suffix, "tool-tx-"+suffix
-			cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID(txid), kgo.DefaultProduceTopic(topic))
+			// The transaction stays open while three JVM tools run: on a
+			// loaded machine they took longer than franz-go's default
+			// 40 s transaction timeout, and the coordinator aborted it.
+			cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID(txid), kgo.DefaultProduceTopic(topic),
+				kgo.TransactionTimeout(3*time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cl.Close()
 			adm := kadm.NewClient(cl)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			createTopics(t, cl, 1, topic)
 			if err := cl.BeginTransaction(); err != nil {
