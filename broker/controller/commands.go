@@ -69,6 +69,8 @@ type CommandReply struct {
 type HeartbeatArgs struct {
 	Broker       metadata.Broker `json:"broker"`
 	ShuttingDown bool            `json:"shutting_down,omitempty"`
+	// Raft reports this node's replica of the metadata log (quorum.go).
+	Raft *RaftReport `json:"raft,omitempty"`
 }
 
 // HeartbeatReply tells the broker whether it is fenced after the
@@ -160,6 +162,9 @@ func planCommand(im *metadata.Image, c Command) ([]metadata.Record, *metadata.To
 		}
 		rs, _ := metadata.BuildElectLeaders(im, *c.Elect)
 		return rs, nil, nil
+	case KindUnregisterBroker:
+		rs, err := planUnregister(im, c.Total)
+		return rs, nil, err
 	case KindClientQuotas:
 		rs := make([]metadata.Record, len(c.Quotas))
 		for i := range c.Quotas {

@@ -40,6 +40,14 @@
 //	              principal (node: super.users when an authorizer is on,
 //	              as KRaft requires; else the trust store alone decides)
 //	errors.go     sentinels, and how errors cross the RPC
+//	quorum.go     the quorum as Kafka 4.x has it (KIP-853): DescribeQuorum
+//	              from the leader's view of every replica (reported with
+//	              heartbeats), AddVoter/RemoveVoter on Raft's membership
+//	              changes (observers are Raft nonvoters; a node not in
+//	              the voter list joins as one), UnregisterBroker
+//	metaprops.go  meta.properties in the Raft directory: the node's
+//	              directory id, as kafka-metadata-quorum add-controller
+//	              reads it
 //
 // Brokers: each broker heartbeats its registration (node id, advertised
 // Kafka address, rack) to the leader every HeartbeatInterval. The leader

@@ -147,6 +147,9 @@ func (l *leader) submitCommand(ctx context.Context, c Command) CommandReply {
 }
 
 func (l *leader) submitHeartbeat(ctx context.Context, hb HeartbeatArgs) (HeartbeatReply, error) {
+	if hb.Raft != nil {
+		l.n.quorum.observe(l.n.raft.CurrentTerm(), hb.Broker.NodeID, *hb.Raft, l.n.now(), l.n.raft.LastIndex())
+	}
 	res := l.submit(ctx, &request{hb: &hb})
 	return res.hb, res.err
 }

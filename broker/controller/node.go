@@ -69,8 +69,19 @@ type Config struct {
 	Addr string
 	// Listener is an already bound controller listener (tests).
 	Listener net.Listener
-	// Voters is the quorum, the same list on every node.
+	// Voters is the quorum the cluster starts with, the same list on
+	// every node (Kafka's controller.quorum.bootstrap.servers once it
+	// runs: membership changes are in the Raft log). A node whose id is
+	// not in it joins as an observer (quorum.go) and can be made a voter
+	// with AddVoter.
 	Voters []Voter
+	// AdvertisedAddr is where other controllers reach a node that is not
+	// in Voters ("": its listener's address).
+	AdvertisedAddr string
+	// ListenerName is the controller listener's name (Kafka's
+	// controller.listener.names; default CONTROLLER), reported in
+	// DescribeQuorum and looked for in AddVoter's endpoints.
+	ListenerName string
 	// Dir holds the Raft log (bbolt), stable store and snapshots.
 	Dir string
 	// BrokerConfig resolves topic configs (unclean.leader.election.enable);
@@ -134,6 +145,10 @@ type Node struct {
 	fenced       atomic.Bool
 	hbKick       chan struct{}
 
+	dirID    metadata.UUID // metadata directory id (meta.properties)
+	quorum   quorumTracker // the leader's view of the replicas (quorum.go)
+	memberMu sync.Mutex    // one membership change at a time
+
 	leaderNotify chan bool // Raft's leadership notifications
 	leadMu       sync.Mutex
 	lead         *leader // non-nil while this node leads
@@ -162,6 +177,9 @@ func Start(cfg Config) (*Node, error) {
 	if cfg.Dial == nil {
 		cfg.Dial = defaultDial
 	}
+	if cfg.ListenerName == "" {
+		cfg.ListenerName = "CONTROLLER"
+	}
 	if cfg.BrokerConfig == nil {
 		cfg.BrokerConfig = topicconfig.Defaults()
 	}
@@ -180,22 +198,32 @@ func Start(cfg Config) (*Node, error) {
 		n.cfg.Dial = ptls.dialer(cfg.Dial)
 	}
 	n.rpc.dial = n.cfg.Dial
+	voter := false
 	for _, v := range cfg.Voters {
 		if v.ID == cfg.NodeID {
-			n.self = v.Addr
+			n.self, voter = v.Addr, true
 		}
 	}
-	if n.self == "" {
-		return nil, fmt.Errorf("%w: node id %d is not one of the voters %v", ErrBadVoters, cfg.NodeID, cfg.Voters)
+	if len(cfg.Voters) == 0 {
+		return nil, fmt.Errorf("%w: no voters", ErrBadVoters)
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("controller: raft dir %s: %w", cfg.Dir, err)
 	}
+	var err error
+	if n.dirID, err = loadDirectoryID(cfg.Dir, cfg.NodeID); err != nil {
+		return nil, err
+	}
 	ln := cfg.Listener
 	if ln == nil {
-		var err error
 		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 			return nil, fmt.Errorf("controller: listen on %s: %w", cfg.Addr, err)
+		}
+	}
+	if n.self == "" {
+		if n.self, err = observerAddr(cfg.AdvertisedAddr, ln.Addr()); err != nil {
+			ln.Close()
+			return nil, err
 		}
 	}
 	srv := rpc.NewServer()
@@ -204,20 +232,22 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.mux = newMux(ln, srv, ptls, lg)
-	if err := n.startRaft(); err != nil {
+	if err := n.startRaft(voter); err != nil {
 		n.mux.close()
 		if n.store != nil {
 			n.store.Close()
 		}
 		return nil, err
 	}
-	n.wg.Add(2)
+	n.wg.Add(4)
 	go n.heartbeatLoop()
 	go n.leadershipLoop()
+	go n.joinLoop()
+	go n.writeMetaProperties()
 	return n, nil
 }
 
-func (n *Node) startRaft() error {
+func (n *Node) startRaft(voter bool) error {
 	hl := hclog.New(&hclog.LoggerOptions{
 		Name:   "raft",
 		Level:  hclog.Warn,
@@ -232,6 +262,9 @@ func (n *Node) startRaft() error {
 	rc.SnapshotThreshold = 4096
 	rc.TrailingLogs = 4096
 	rc.Logger = hl
+	// A leader removed from the voters (RemoveVoter demotes) goes on as
+	// an observer instead of stopping Raft.
+	rc.ShutdownOnRemove = false
 	notify := make(chan bool, 16)
 	rc.NotifyCh = notify
 	n.leaderNotify = notify
@@ -261,7 +294,7 @@ func (n *Node) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("controller: reading raft state: %w", err)
 	}
-	if !has {
+	if !has && voter {
 		var servers []raft.Server
 		for _, v := range n.cfg.Voters {
 			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(strconv.Itoa(int(v.ID))), Address: raft.ServerAddress(v.Addr)})
@@ -528,7 +561,7 @@ func (n *Node) heartbeat() (HeartbeatReply, error) {
 	if b == nil {
 		return HeartbeatReply{}, nil
 	}
-	args := HeartbeatArgs{Broker: *b, ShuttingDown: n.shuttingDown.Load()}
+	args := HeartbeatArgs{Broker: *b, ShuttingDown: n.shuttingDown.Load(), Raft: n.raftReport()}
 	if fn := n.storage.Load(); fn != nil {
 		args.Broker.Storage, args.Broker.Dirs = (*fn)()
 	}

@@ -412,6 +412,10 @@ func (im *Image) Apply(r Record) (*Image, error) {
 			return nil, err
 		}
 		next.brokerConfigs = bc
+	case TypeUnregisterBroker:
+		if err := im.applyUnregister(next, r.UnregisterBroker); err != nil {
+			return nil, err
+		}
 	case TypeUserScramCredential:
 		if err := im.applyScram(next, r.UserScramCredential); err != nil {
 			return nil, err

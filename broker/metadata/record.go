@@ -23,6 +23,9 @@ const (
 	TypeCreateACLs       RecordType = "create_acls"
 	TypeDeleteACLs       RecordType = "delete_acls"
 	TypeClientQuota      RecordType = "client_quota"
+	// TypeUnregisterBroker removes a broker's registration (Kafka's
+	// UnregisterBrokerRecord; quorum.go).
+	TypeUnregisterBroker RecordType = "unregister_broker"
 )
 
 // Record is one metadata change. Exactly one of the pointer fields is set,
@@ -43,6 +46,7 @@ type Record struct {
 	CreateACLs       *CreateACLs       `json:"create_acls,omitempty"`
 	DeleteACLs       *DeleteACLs       `json:"delete_acls,omitempty"`
 	ClientQuota      *ClientQuota      `json:"client_quota,omitempty"`
+	UnregisterBroker *UnregisterBroker `json:"unregister_broker,omitempty"`
 
 	AlterBrokerConfig *AlterBrokerConfig `json:"alter_broker_config,omitempty"`
 
@@ -187,6 +191,7 @@ func (r Record) check() error {
 		{TypeCreateACLs, r.CreateACLs != nil},
 		{TypeDeleteACLs, r.DeleteACLs != nil},
 		{TypeClientQuota, r.ClientQuota != nil},
+		{TypeUnregisterBroker, r.UnregisterBroker != nil},
 		{TypeUserScramCredential, r.UserScramCredential != nil},
 		{TypeAlterBrokerConfig, r.AlterBrokerConfig != nil},
 	} {

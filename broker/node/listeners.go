@@ -183,3 +183,12 @@ func controllerAuthorize(authz *acl.Config) func(string) bool {
 	}
 	return func(principal string) bool { return slices.Contains(authz.SuperUsers, principal) }
 }
+
+// controllerName is the controller listener's name ("": the default,
+// CONTROLLER).
+func (st *listenerSetup) controllerName() string {
+	if st.cfg == nil || len(st.cfg.Controller) == 0 {
+		return ""
+	}
+	return st.cfg.Controller[0].Name
+}

@@ -226,7 +226,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			PreferredLeaderInterval: preferredLeaderInterval(c.PreferredLeaderInterval, bcfg), RaftTimeout: c.RaftTimeout,
 			Listener: c.Listener, Dial: c.Dial, Logger: lg.Named("controller"),
 			TLS: n.listeners.controllerTLS, HandshakeTimeout: c.HandshakeTimeout,
-			Authorize: controllerAuthorize(authz),
+			Authorize: controllerAuthorize(authz), ListenerName: n.listeners.controllerName(),
 		})
 		if err != nil {
 			return n, err

@@ -61,7 +61,14 @@ each broker is started with its own --node-id, the same voter list, and
 are replicated (default.replication.factor, or the topic's replication
 factor); a broker that stops heartbeating for --broker-session-timeout is
 fenced and its partitions get new leaders from their in-sync replicas. On
-SIGTERM the broker first hands its leaderships over (controlled shutdown).`,
+SIGTERM the broker first hands its leaderships over (controlled shutdown).
+
+A broker whose --node-id is not in --controller-voters joins the cluster as
+an observer of the quorum (it follows the metadata without voting; its
+--controller-addr must name a host the voters can reach). Voters are
+added and removed at runtime (weir cluster add-voter/remove-voter, or
+Kafka's kafka-metadata-quorum add-controller/remove-controller); the list
+is then only where a starting node looks for the quorum.`,
 			Example: `  weir broker --data-dir ./data --kafka-addr 127.0.0.1:9092
   weir broker --data-dir /var/lib/weir --kafka-addr :9092 --advertised-kafka-addr broker1.example:9092 \
       --config log.retention.hours=24 --config num.partitions=3

@@ -39,6 +39,9 @@ const (
 	// ReassignPartitionsCommand is kafka-reassign-partitions (--generate,
 	// --execute [--throttle], --verify, --cancel, --list).
 	ReassignPartitionsCommand = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+	// MetadataQuorumCommand is kafka-metadata-quorum (describe --status,
+	// describe --replication, add-controller, remove-controller).
+	MetadataQuorumCommand = "org.apache.kafka.tools.MetadataQuorumCommand"
 )
 
 // Heap is the JVM heap of a tool run.
