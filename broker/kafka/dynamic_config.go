@@ -44,7 +44,8 @@ func (s *Server) followBrokerConfigs() {
 		}
 	}
 	s.meta.Watch(func(c metadata.Change) {
-		if c.Record.Type == metadata.TypeAlterBrokerConfig {
+		// A snapshot restore is a Change without a record.
+		if c.Record.Type == metadata.TypeAlterBrokerConfig || c.Record.Type == "" {
 			apply(c.After)
 		}
 	})

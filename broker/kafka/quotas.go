@@ -18,6 +18,7 @@ package kafka
 import (
 	"context"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,6 +38,17 @@ func (s *Server) startQuotas() error {
 		return err
 	}
 	s.connLimit = quota.NewConnLimiter(lim)
+	// max.connections, max.connections.per.ip(.overrides) are dynamic.
+	bc.OnChange(func(names []string) {
+		for _, n := range names {
+			if strings.HasPrefix(n, "max.connections") {
+				if lim, err := bc.ConnLimits(); err == nil { // validated when set
+					s.connLimit.SetConfig(lim)
+				}
+				return
+			}
+		}
+	})
 	s.meta.Watch(func(c metadata.Change) {
 		if c.Record.Type == metadata.TypeClientQuota {
 			s.quotas.Update(c.After)
@@ -49,10 +61,10 @@ func (s *Server) startQuotas() error {
 // admit counts a new connection against the connection limits; false
 // means it was refused and closed. The caller releases an admitted one
 // (releaseConn) when it closes.
+//
+// Every connection is counted, limited or not, so limits set later
+// (dynamic max.connections*) apply to the connections already open.
 func (s *Server) admit(ctx context.Context, l *boundListener, nc net.Conn) (ip string, ok bool) {
-	if !s.connLimit.Limited() {
-		return "", true
-	}
 	ip, _, _ = net.SplitHostPort(nc.RemoteAddr().String())
 	if a := net.ParseIP(ip); a != nil {
 		ip = a.String()
@@ -71,7 +83,7 @@ func (s *Server) admit(ctx context.Context, l *boundListener, nc net.Conn) (ip s
 }
 
 func (s *Server) releaseConn(ip string, admitted bool) {
-	if admitted && s.connLimit.Limited() {
+	if admitted {
 		s.connLimit.Release(ip)
 	}
 }

@@ -97,22 +97,44 @@ type ConnLimiter struct {
 
 // NewConnLimiter returns a limiter; zero limits in cfg mean unlimited.
 func NewConnLimiter(cfg ConnConfig) *ConnLimiter {
+	return &ConnLimiter{cfg: normalize(cfg), perIP: map[string]int{}, freed: make(chan struct{})}
+}
+
+func normalize(cfg ConnConfig) ConnConfig {
 	if cfg.MaxPerIP <= 0 && len(cfg.Overrides) == 0 {
 		cfg.MaxPerIP = Unlimited
 	}
 	if cfg.Max <= 0 {
 		cfg.Max = Unlimited
 	}
-	return &ConnLimiter{cfg: cfg, perIP: map[string]int{}, freed: make(chan struct{})}
+	return cfg
 }
 
-// Limited reports whether any limit is set (else Admit is not needed).
+// SetConfig changes the limits (dynamic broker configs). Connections
+// already open stay open; new ones are admitted under the new limits.
+func (l *ConnLimiter) SetConfig(cfg ConnConfig) {
+	l.mu.Lock()
+	l.cfg = normalize(cfg)
+	close(l.freed) // waiters re-check against the new total limit
+	l.freed = make(chan struct{})
+	l.mu.Unlock()
+}
+
+// Limited reports whether any limit is set.
 func (l *ConnLimiter) Limited() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.cfg.MaxPerIP < Unlimited || len(l.cfg.Overrides) > 0 || l.cfg.Max < Unlimited
 }
 
 // MaxFor returns the connection limit of ip.
 func (l *ConnLimiter) MaxFor(ip string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.maxFor(ip)
+}
+
+func (l *ConnLimiter) maxFor(ip string) int {
 	if n, ok := l.cfg.Overrides[ip]; ok {
 		return n
 	}
@@ -138,7 +160,7 @@ func (l *ConnLimiter) Admit(ctx context.Context, ip string, exempt bool) error {
 		}
 	}
 	defer l.mu.Unlock()
-	max := l.MaxFor(ip)
+	max := l.maxFor(ip)
 	if l.perIP[ip] >= max {
 		return &TooManyError{IP: ip, Max: max}
 	}

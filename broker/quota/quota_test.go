@@ -338,3 +338,34 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// Limits set later (dynamic max.connections.per.ip) apply to the
+// connections already counted.
+func TestConnLimiterSetConfig(t *testing.T) {
+	l := NewConnLimiter(ConnConfig{})
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		if err := l.Admit(ctx, "10.0.0.1", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Limited() {
+		t.Fatal("no limits, but Limited")
+	}
+	l.SetConfig(ConnConfig{MaxPerIP: 3})
+	if !l.Limited() || l.MaxFor("10.0.0.1") != 3 {
+		t.Fatalf("after SetConfig: limited %v max %d", l.Limited(), l.MaxFor("10.0.0.1"))
+	}
+	var tm *TooManyError
+	if err := l.Admit(ctx, "10.0.0.1", false); !errors.As(err, &tm) || tm.Max != 3 {
+		t.Fatalf("fourth connection: %v", err)
+	}
+	l.Release("10.0.0.1")
+	if err := l.Admit(ctx, "10.0.0.1", false); err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+	l.SetConfig(ConnConfig{})
+	if err := l.Admit(ctx, "10.0.0.1", false); err != nil {
+		t.Fatalf("limits removed: %v", err)
+	}
+}
