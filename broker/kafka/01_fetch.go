@@ -240,6 +240,16 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (
 			if rp.FetchOffset >= upTo || remaining <= 0 {
 				continue
 			}
+			var throttled bool
+			if follower && p.rep != nil {
+				// Replication throttle (broker/replica/throttle.go): an
+				// out-of-sync follower of a throttled replica gets no
+				// records while the leader rate is exceeded.
+				var hold bool
+				if throttled, hold = s.replicas.LeaderThrottle(p.rep, req.ReplicaID); hold {
+					continue
+				}
+			}
 			limit := min(int64(rp.PartitionMaxBytes), remaining)
 			if limit <= 0 {
 				continue
@@ -275,6 +285,9 @@ func (s *Server) buildFetch(req *kmsg.FetchRequest, first bool, denied []bool) (
 			}
 			remaining -= n
 			total += n
+			if throttled {
+				s.replicas.RecordLeader(n)
+			}
 		}
 	}
 	return reply, waitOn, hasError || total >= int64(req.MinBytes)

@@ -21,6 +21,7 @@ import (
 	"weir/broker/group"
 	"weir/broker/log"
 	"weir/broker/metadata"
+	"weir/broker/quota"
 	"weir/broker/replica"
 	"weir/broker/txn"
 	"weir/broker/txncoord"
@@ -50,6 +51,9 @@ func (s *Server) newReplicaManager() *replica.Manager {
 		OnTruncate:       s.onTruncate,
 		OnReplicaAppend:  s.onReplicaAppend,
 		OnStorageError:   s.storageError,
+		LeaderRate:       s.brokerLong("leader.replication.throttled.rate"),
+		FollowerRate:     s.brokerLong("follower.replication.throttled.rate"),
+		QuotaWindow:      s.replicationQuotaWindow(),
 		Logger:           s.log.Named("replica"),
 		Now:              s.now,
 	})
@@ -195,4 +199,33 @@ func (s *Server) LeaderISR(topic string, p int32) []int32 {
 		return nil
 	}
 	return part.rep.ISR()
+}
+
+// brokerLong returns a reader of a LONG broker config (dynamic configs
+// apply at the next read); -1 when unset or invalid.
+func (s *Server) brokerLong(name string) func() int64 {
+	return func() int64 {
+		v, _, ok := s.cfg.BrokerConfig.Value(name)
+		if !ok {
+			return -1
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+}
+
+// replicationQuotaWindow is replication.quota.window.num ×
+// replication.quota.window.size.seconds (Kafka's defaults 11 × 1 s).
+func (s *Server) replicationQuotaWindow() quota.Window {
+	w := quota.DefaultWindow
+	if n := s.brokerLong("replication.quota.window.num")(); n > 0 {
+		w.Samples = int(n)
+	}
+	if n := s.brokerLong("replication.quota.window.size.seconds")(); n > 0 {
+		w.SizeMs = n * 1000
+	}
+	return w
 }

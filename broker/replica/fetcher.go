@@ -28,6 +28,9 @@ type fetchState struct {
 	// owned by the fetcher goroutine
 	truncated    bool
 	backoffUntil time.Time
+	// caughtUp: the last fetch reached the leader's high watermark (a
+	// caught-up follower is never throttled).
+	caughtUp bool
 }
 
 // fetcher copies the partitions one leader broker leads into the local
@@ -339,6 +342,10 @@ func (f *fetcher) truncateTo(w work, leaderEpoch int32, leaderEnd int64, lg *zap
 	return done, nil
 }
 
+// throttleBackoff is how long a fetcher whose every partition is held by
+// the follower throttle waits before checking the rate again.
+const throttleBackoff = 50 * time.Millisecond
+
 // fetch sends one Fetch for ws and appends what comes back.
 func (f *fetcher) fetch(cl *client, ws []work, lg *zap.Logger) error {
 	cfg := &f.m.cfg
@@ -355,7 +362,16 @@ func (f *fetcher) fetch(cl *client, ws []work, lg *zap.Logger) error {
 	}
 	idx := map[key]work{}
 	byTopic := map[string]int{}
+	throttled := map[*Partition]bool{}
+	held := 0
 	for _, w := range ws {
+		if f.m.followerQuota.Limited() && f.m.throttled(w.p, FollowerThrottledReplicas) {
+			throttled[w.p] = true
+			if !w.fs.caughtUp && f.m.followerQuota.Exceeded() {
+				held++ // Kafka's shouldFollowerThrottle: left out of this fetch
+				continue
+			}
+		}
 		i, ok := byTopic[w.p.Topic]
 		if !ok {
 			i = len(req.Topics)
@@ -374,6 +390,13 @@ func (f *fetcher) fetch(cl *client, ws []work, lg *zap.Logger) error {
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		idx[key{w.p.Topic, w.p.Index}] = w
 	}
+	if len(req.Topics) == 0 && held > 0 {
+		// Everything is throttled: wait for the rate to come down.
+		if !f.sleep(throttleBackoff) {
+			return errStopped
+		}
+		return nil
+	}
 	resp := kmsg.NewPtrFetchResponse()
 	if err := cl.roundTrip(req, resp, time.Now().Add(cfg.FetchMaxWait+3*time.Second)); err != nil {
 		return err
@@ -390,6 +413,9 @@ func (f *fetcher) fetch(cl *client, ws []work, lg *zap.Logger) error {
 				continue
 			}
 			f.handle(w, rp, lg)
+			if throttled[w.p] {
+				f.m.followerQuota.Record(int64(len(rp.RecordBatches)))
+			}
 		}
 	}
 	return nil
@@ -462,6 +488,7 @@ func (f *fetcher) handle(w work, rp *kmsg.FetchResponseTopicPartition, lg *zap.L
 	if len(b) > 0 {
 		f.m.warn.End("append/" + w.p.Name())
 	}
+	w.fs.caughtUp = l.EndOffset() >= rp.HighWatermark
 	l.SetHighWatermark(min(rp.HighWatermark, l.EndOffset()))
 	// Compaction stays below the leader's last stable offset: the
 	// follower keeps no producer state of its own.

@@ -15,6 +15,7 @@ import (
 	"weir/broker/internal/repeatlog"
 	"weir/broker/log"
 	"weir/broker/metadata"
+	"weir/broker/quota"
 	"weir/broker/tlsconf"
 )
 
@@ -65,6 +66,13 @@ type Config struct {
 	// disk (see broker/kafka's storage state), with the partition whose
 	// log it is; nil: ignored.
 	OnStorageError func(topic string, partition int32, err error)
+	// LeaderRate and FollowerRate are leader.replication.throttled.rate
+	// and follower.replication.throttled.rate in bytes/s, read at every
+	// check (nil, < 0 or MaxInt64: unlimited); QuotaWindow is
+	// replication.quota.window.num × .size.seconds (zero: 11 × 1 s).
+	// See throttle.go.
+	LeaderRate, FollowerRate func() int64
+	QuotaWindow              quota.Window
 	// Logger and Now (nil: none, time.Now).
 	Logger *zap.Logger
 	Now    func() time.Time
@@ -81,6 +89,8 @@ type Manager struct {
 	// warn says repeated warnings (a refused ISR change, a failing
 	// follower append) once per partition and state, with counts.
 	warn *repeatlog.Limiter
+	// leaderQuota and followerQuota are the replication throttles.
+	leaderQuota, followerQuota *Throttle
 
 	mu       sync.Mutex
 	fetchers map[int32]*fetcher // by leader node id
@@ -125,6 +135,8 @@ func NewManager(cfg Config) *Manager {
 		m.now = time.Now
 	}
 	m.warn = repeatlog.New(m.log, zap.WarnLevel, 0, m.now)
+	m.leaderQuota = NewThrottle(cfg.QuotaWindow, cfg.LeaderRate, m.now)
+	m.followerQuota = NewThrottle(cfg.QuotaWindow, cfg.FollowerRate, m.now)
 	if cfg.TLS != nil {
 		m.cfg.Dial = m.tlsDial(cfg.Dial)
 	}
@@ -411,3 +423,37 @@ func (m *Manager) brokerAddr(id int32) (string, bool) {
 }
 
 var errStopped = errors.New("fetcher stopped")
+
+// throttled reports whether this broker's replica of p is listed in the
+// topic config name (LeaderThrottledReplicas, FollowerThrottledReplicas).
+func (m *Manager) throttled(p *Partition, name string) bool {
+	if m.cfg.Metadata == nil {
+		return false
+	}
+	t, ok := m.cfg.Metadata().Topic(p.Topic)
+	return ok && Throttled(t.Configs[name], p.Index, m.cfg.NodeID)
+}
+
+// LeaderThrottle decides a follower's fetch of p on this leader: throttled
+// when p's replica here is in leader.replication.throttled.replicas (the
+// bytes sent count against leader.replication.throttled.rate: RecordLeader),
+// hold when the rate is exceeded and replica is not in the ISR (answer
+// no records).
+func (m *Manager) LeaderThrottle(p *Partition, replica int32) (throttled, hold bool) {
+	if !m.leaderQuota.Limited() || !m.throttled(p, LeaderThrottledReplicas) {
+		return false, false
+	}
+	p.mu.Lock()
+	inSync := p.ls != nil && slices.Contains(p.ls.ISR(), replica)
+	p.mu.Unlock()
+	return true, !inSync && m.leaderQuota.Exceeded()
+}
+
+// RecordLeader counts n bytes sent to a follower for throttled partitions.
+func (m *Manager) RecordLeader(n int64) { m.leaderQuota.Record(n) }
+
+// ReplicationRates returns the measured leader and follower throttled
+// replication rates in bytes/s.
+func (m *Manager) ReplicationRates() (leader, follower float64) {
+	return m.leaderQuota.Rate(), m.followerQuota.Rate()
+}
