@@ -53,6 +53,12 @@ type SinkOptions struct {
 	// group its own id that stays the same across restarts (e.g.
 	// "<host>-<n>").
 	InstanceID string
+	// SessionTimeout and HeartbeatInterval are the member's
+	// session.timeout.ms and heartbeat.interval.ms (0: the client's
+	// defaults, 45s and 3s). A worker group (pipelines/workgroup) sets
+	// them short, so a dead worker's partitions move within seconds.
+	SessionTimeout    time.Duration
+	HeartbeatInterval time.Duration
 	// StopTimeout bounds the final flush and commit (default 30s).
 	StopTimeout time.Duration
 	// ExactlyOnce makes each flush interval one transaction holding the
@@ -185,6 +191,12 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 	}
 	if opts.InstanceID != "" {
 		copts = append(copts, kgo.InstanceID(opts.InstanceID))
+	}
+	if opts.SessionTimeout > 0 {
+		copts = append(copts, kgo.SessionTimeout(opts.SessionTimeout))
+	}
+	if opts.HeartbeatInterval > 0 {
+		copts = append(copts, kgo.HeartbeatInterval(opts.HeartbeatInterval))
 	}
 	var err error
 	if opts.ExactlyOnce {

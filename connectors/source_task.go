@@ -53,6 +53,12 @@ type SourceOptions struct {
 	// (default "weir-source-<name>"). It must be stable across restarts
 	// and unique per task: a restarted task fences its zombie by it.
 	TransactionalID string
+	// Worker is set when the source runs on every worker of a group
+	// (a PerWorker kind in a worker group): each worker's task stores its
+	// positions, heads its records' source-position headers and names its
+	// transactional id as the connector "<name>@<worker>", so the
+	// workers' positions never mix. Empty: the connector is "<name>".
+	Worker string
 	// TransactionTimeout is the producer's transaction.timeout.ms when
 	// ExactlyOnce (default 60s): the coordinator aborts a transaction
 	// open longer (a hung task's).
@@ -84,6 +90,9 @@ type spState struct {
 type sourceTask struct {
 	rt   *Runtime
 	name string
+	// conn names the connector in the offsets topic and the records'
+	// source-position headers: name, or name@worker (SourceOptions.Worker).
+	conn string
 	opts SourceOptions
 	src  Source
 	log  *zap.Logger
@@ -146,8 +155,12 @@ func (rt *Runtime) RunSource(ctx context.Context, name string, src Source, opts 
 	if opts.Backoff == nil {
 		opts.Backoff = &DefaultBackoff
 	}
+	conn := name
+	if opts.Worker != "" {
+		conn = name + "@" + opts.Worker
+	}
 	if opts.ExactlyOnce && opts.TransactionalID == "" {
-		opts.TransactionalID = "weir-source-" + name
+		opts.TransactionalID = "weir-source-" + conn
 	}
 	if opts.TransactionTimeout <= 0 {
 		opts.TransactionTimeout = 60 * time.Second
@@ -156,7 +169,7 @@ func (rt *Runtime) RunSource(ctx context.Context, name string, src Source, opts 
 		return fmt.Errorf("%w: source connector %q: the commit interval (%v) must be shorter than the transaction timeout (%v)",
 			ErrConfig, name, opts.CommitInterval, opts.TransactionTimeout)
 	}
-	t := &sourceTask{rt: rt, name: name, opts: opts, src: src, log: rt.logger(name), m: rt.metrics(name),
+	t := &sourceTask{rt: rt, name: name, conn: conn, opts: opts, src: src, log: rt.logger(name), m: rt.metrics(name),
 		sps: map[string]*spState{}, marks: scanMarks{}, maxAcked: map[string]map[int32]int64{}}
 	t.pctx, t.pcancel = context.WithCancel(context.Background())
 	defer t.pcancel()
@@ -239,7 +252,7 @@ func (t *sourceTask) start(ctx context.Context) error {
 			return err
 		}
 	}
-	restored, err := restorePositions(ctx, t.rt.client(), t.adm, otopic, t.name, t.txn.on)
+	restored, err := restorePositions(ctx, t.rt.client(), t.adm, otopic, t.conn, t.txn.on)
 	if err != nil {
 		return err
 	}
@@ -452,7 +465,7 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 			sp.q = append(sp.q, p)
 			t.mu.Unlock()
 			start := len(hdrBuf)
-			hdrBuf = appendSourceHeader(hdrBuf, t.name, sr.SourcePartition, p.seq, sr.Position)
+			hdrBuf = appendSourceHeader(hdrBuf, t.conn, sr.SourcePartition, p.seq, sr.Position)
 			hs = append(sr.Headers[:len(sr.Headers):len(sr.Headers)],
 				kgo.RecordHeader{Key: SourceHeader, Value: hdrBuf[start:len(hdrBuf):len(hdrBuf)]})
 		} else {
@@ -663,7 +676,7 @@ func (t *sourceTask) positionRecords() (recs []*kgo.Record, stored []storedSeq, 
 	for _, sp := range t.sps {
 		if sp.covered.Seq > sp.storedSeq || (sp.storedSeq == 0 && sp.covered.Seq > 0) {
 			v, _ := jsonMarshal(sp.covered)
-			recs = append(recs, &kgo.Record{Topic: t.rt.offsetsTopic(), Key: positionKey(t.name, sp.name), Value: v})
+			recs = append(recs, &kgo.Record{Topic: t.rt.offsetsTopic(), Key: positionKey(t.conn, sp.name), Value: v})
 			stored = append(stored, storedSeq{sp, sp.covered.Seq})
 			committed[sp.name] = sp.covered.Pos
 		}
@@ -685,7 +698,7 @@ func (t *sourceTask) positionRecords() (recs []*kgo.Record, stored []storedSeq, 
 			}
 		}
 	}
-	recs = append(recs, &kgo.Record{Topic: t.rt.offsetsTopic(), Key: scanKey(t.name), Value: encodeScan(t.marks)})
+	recs = append(recs, &kgo.Record{Topic: t.rt.offsetsTopic(), Key: scanKey(t.conn), Value: encodeScan(t.marks)})
 	for _, r := range recs {
 		partition.Set(r, 0)
 	}

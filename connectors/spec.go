@@ -19,6 +19,32 @@ type Kind struct {
 	NewSource func(name string, cfg Config) (Source, error)
 	// NewSink builds a sink named name from a decoded config.
 	NewSink func(name string, cfg Config) (Sink, error)
+	// Placement says where a source of this kind runs when `weir run`
+	// workers form a group (pipelines/workgroup): PerWorker (the zero
+	// value: each worker reads its own host's data) or Singleton (one
+	// worker of the group runs it). Sinks share partitions instead.
+	Placement Placement
+}
+
+// Placement is where a source kind runs in a group of workers.
+type Placement int
+
+const (
+	// PerWorker sources run on every worker, each reading its own host's
+	// data (file tail, syslog, HTTP); their positions are per worker.
+	PerWorker Placement = iota
+	// Singleton sources run on exactly one worker of the group (a
+	// database's change stream: mysql); another takes over from the last
+	// committed position when it dies, fenced by the source's
+	// transactional id so two never write at once.
+	Singleton
+)
+
+func (p Placement) String() string {
+	if p == Singleton {
+		return "singleton"
+	}
+	return "per-worker"
 }
 
 // IsSource reports whether k builds sources.

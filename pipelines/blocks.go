@@ -29,7 +29,7 @@ const (
 var brokerSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "brokers"}, {Name: "schema_registry"}, {Name: "client_config"},
 	{Name: "data_dir"}, {Name: "kafka_addr"}, {Name: "registry_addr"}, {Name: "admin_addr"}, {Name: "config"},
-	{Name: "registry_config"},
+	{Name: "registry_config"}, {Name: "worker_group"},
 }}
 
 func (l *loader) decodeBroker(b *hcl.Block) hcl.Diagnostics {
@@ -56,6 +56,11 @@ func (l *loader) decodeBroker(b *hcl.Block) hcl.Diagnostics {
 	str("registry_addr", &br.RegistryAddr)
 	str("admin_addr", &br.AdminAddr)
 	str("schema_registry", &br.SchemaRegistry)
+	str("worker_group", &br.WorkerGroup)
+	if a, ok := c.Attributes["worker_group"]; ok && br.WorkerGroup == "" {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Empty worker group",
+			Detail: "worker_group names the group of weir run workers that share these pipelines (a Kafka group id); remove it to run alone.", Subject: a.Expr.Range().Ptr()})
+	}
 	if a, ok := c.Attributes["brokers"]; ok {
 		l2, d := l.stringListAttr(a)
 		diags = append(diags, d...)
@@ -76,6 +81,11 @@ func (l *loader) decodeBroker(b *hcl.Block) hcl.Diagnostics {
 		if a, ok := c.Attributes["schema_registry"]; ok {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
 				Detail:  "schema_registry names an external registry, used with external brokers; the embedded broker serves its own on registry_addr.",
+				Subject: a.NameRange.Ptr()})
+		}
+		if a, ok := c.Attributes["worker_group"]; ok {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Conflicting broker settings",
+				Detail:  "worker_group makes weir run workers share these pipelines through a cluster they all reach: it needs brokers naming that cluster, not the embedded broker each process runs.",
 				Subject: a.NameRange.Ptr()})
 		}
 		if a, ok := c.Attributes["client_config"]; ok {

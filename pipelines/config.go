@@ -50,6 +50,10 @@ type Broker struct {
 	// behind a pointer so that printing a Broker shows an address, not
 	// the secrets.
 	props *map[string]string
+	// WorkerGroup is worker_group: the name of the worker group `weir
+	// run` joins (pipelines/workgroup; the --group flag wins), "" for a
+	// process on its own. Needs external brokers.
+	WorkerGroup string
 	// Embedded broker settings.
 	DataDir      string
 	KafkaAddr    string

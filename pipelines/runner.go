@@ -57,6 +57,9 @@ type RunOptions struct {
 	// StreamsCommitInterval is how often aggregating streams flush their
 	// stores, emit table updates and commit (default 1s).
 	StreamsCommitInterval time.Duration
+	// Worker, when set, makes the runner one worker of a worker group
+	// (workers.go): singleton sources run where the group places them.
+	Worker *WorkerOptions
 }
 
 // Runner runs a Config's sources, streams and sinks against a cluster
@@ -82,6 +85,13 @@ type Runner struct {
 	applied map[string]string // topic name → applied hash
 	// defStateDir is the state directory of the applied configuration.
 	defStateDir string
+	// The applied configuration's components and how to run them.
+	comps map[string]Component
+	want  map[string]func(context.Context, *task) error
+	// wg is the worker group's state (nil: no group).
+	wg *workerState
+	// closing: Stop has begun; nothing starts any more.
+	closing bool
 }
 
 type task struct {
@@ -139,6 +149,12 @@ func NewRunner(opts RunOptions) (*Runner, error) {
 		r.dec.Serde = schemas.NewSerde(codec.NewRegistrySource(r.srcl))
 	}
 	r.baseCtx, r.stopAll = context.WithCancel(context.Background())
+	if opts.Worker != nil {
+		if err := r.newWorker(*opts.Worker); err != nil {
+			cl.Close()
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -173,7 +189,27 @@ func (r *Runner) Apply(ctx context.Context, cfg *Config) (changed []string, err 
 		want[s.ID()] = func(ctx context.Context, t *task) error { return r.runSink(ctx, t, s) }
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.comps, r.want = comps, want
+	changed = r.reconcileLocked()
+	r.mu.Unlock()
+	r.workerApplied(cfg)
+	return changed, nil
+}
+
+// reconcileLocked makes the running set match r.comps (less the
+// singletons the worker group has not given this worker): it stops the
+// components removed or changed, then starts the missing ones. It
+// returns the IDs stopped or started, sorted.
+func (r *Runner) reconcileLocked() (changed []string) {
+	if r.closing {
+		return nil
+	}
+	comps := map[string]Component{}
+	for id, c := range r.comps {
+		if r.placedHere(id) {
+			comps[id] = c
+		}
+	}
 	// Stop first (removed and changed), so a restarted sink's group
 	// member has left before its successor joins.
 	var stop []*task
@@ -208,10 +244,10 @@ func (r *Runner) Apply(ctx context.Context, cfg *Config) (changed []string, err 
 		var tctx context.Context
 		tctx, t.cancel = context.WithCancel(r.baseCtx)
 		r.running[id] = t
-		go r.supervise(tctx, t, want[id])
+		go r.supervise(tctx, t, r.want[id])
 	}
 	sort.Strings(changed)
-	return changed, nil
+	return changed
 }
 
 func containsStr(l []string, s string) bool {
@@ -304,7 +340,7 @@ func (r *Runner) runSource(ctx context.Context, t *task, s *Source) error {
 	}
 	// An exactly-once source's transactional id is weir-source-<name>:
 	// stable across restarts and reloads, one per source block.
-	return r.rt.RunSource(ctx, s.Name, src, connectors.SourceOptions{Topic: s.Topic, ExactlyOnce: s.ExactlyOnce})
+	return r.rt.RunSource(ctx, s.Name, src, r.sourceOptions(s))
 }
 
 // withJSONEncoding asks a source whose transforms re-encode its records
@@ -337,7 +373,9 @@ func (r *Runner) runStream(ctx context.Context, t *task, s *Stream) error {
 	t.tr = tr
 	t.mu.Unlock()
 	sink := &streamSink{t: tr, client: r.opts.Client}
-	return r.rt.RunSink(ctx, s.Name, sink, connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer, ExactlyOnce: s.ExactlyOnce})
+	opts := connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer, ExactlyOnce: s.ExactlyOnce}
+	r.groupMember(&opts, s.Component, "")
+	return r.rt.RunSink(ctx, s.Name, sink, opts)
 }
 
 func (r *Runner) runSink(ctx context.Context, _ *task, s *Sink) error {
@@ -355,6 +393,7 @@ func (r *Runner) runSink(ctx context.Context, _ *task, s *Sink) error {
 	}
 	opts := sinkOptions(s)
 	opts.ExactlyOnce = eo
+	r.groupMember(&opts, s.Component, s.InstanceID)
 	return r.rt.RunSink(ctx, s.Name, sink, opts)
 }
 
@@ -478,8 +517,11 @@ func (r *Runner) updateTopic(ctx context.Context, t *Topic) error {
 }
 
 // Stop stops every component (final flush and commit each) and waits.
+// A worker leaves its group, so another worker takes over its
+// singletons and partitions at once.
 func (r *Runner) Stop() {
 	r.mu.Lock()
+	r.closing = true
 	tasks := make([]*task, 0, len(r.running))
 	for _, t := range r.running {
 		tasks = append(tasks, t)
@@ -490,7 +532,10 @@ func (r *Runner) Stop() {
 	for _, t := range tasks {
 		<-t.done
 	}
-	r.stopped.Do(r.admCl.Close)
+	r.stopped.Do(func() {
+		r.stopWorker()
+		r.admCl.Close()
+	})
 }
 
 // Status is one component's live state.

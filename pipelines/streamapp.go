@@ -310,7 +310,7 @@ func (r *Runner) runStatefulStream(ctx context.Context, t *task, s *Stream) erro
 	defer reg.unregisterAll()
 	app, err := streams.New(tp, streams.Config{
 		ApplicationID:   s.Group,
-		Client:          r.opts.Client,
+		Client:          r.streamsClient(),
 		StateDir:        r.stateDir(),
 		CommitInterval:  r.opts.StreamsCommitInterval,
 		DeadLetterTopic: deadletter.Topic(s.Name),

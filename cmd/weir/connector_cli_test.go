@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/txntest"
 	"weir/internal/weirbin"
 )
 
@@ -15,6 +16,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	mysqltest.Stop()
+	txntest.Stop()    // the Apache Kafka of TestWorkerGroup
 	weirbin.Cleanup() // the weir binary of the tests that run it
 	os.Exit(code)
 }

@@ -38,6 +38,8 @@ type runFlags struct {
 	pipelineFlags
 	status       string
 	pollInterval time.Duration
+	group        string
+	workerID     string
 }
 
 func init() {
@@ -66,6 +68,8 @@ everything cleanly, committing offsets.`,
 		f.add(cmd)
 		cmd.Flags().StringVar(&f.status, "status", "auto", "live status lines: auto (on a terminal), on, off")
 		cmd.Flags().DurationVar(&f.pollInterval, "watch-interval", time.Second, "how often pipeline files are checked for changes (0 disables; SIGHUP always reloads)")
+		cmd.Flags().StringVar(&f.group, "group", "", "join this worker group (a Kafka group id; default: the broker block's worker_group): every weir run with the same pipeline files and group shares the work")
+		cmd.Flags().StringVar(&f.workerID, "worker-id", "", "this worker's id in its group, unique and stable across restarts (default: the host name)")
 		return cmd
 	})
 }
@@ -101,9 +105,13 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 		defer emb.stop(lg)
 		brokers, registryURL = []string{emb.kafkaAddr}, emb.registryURL
 	}
+	worker, err := f.worker(cfg)
+	if err != nil {
+		return err
+	}
 	runner, err := pipelines.NewRunner(pipelines.RunOptions{Client: cfg.Broker.Client.Options(kafkaclient.Options{Brokers: brokers}),
 		SchemaRegistry: registryURL, Registry: cfg.Broker.Client.Registry, ClientProperties: cfg.Broker.ClientProperties(),
-		Logger: lg.Named("pipelines"), Registerer: emb.registry()})
+		Logger: lg.Named("pipelines"), Registerer: emb.registry(), Worker: worker})
 	if err != nil {
 		return err
 	}
@@ -152,6 +160,8 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 	}
 	for {
 		select {
+		case err := <-runner.GroupErr():
+			return err
 		case s := <-sig:
 			if s == syscall.SIGHUP {
 				files = watchState(args, opts.VarFiles)
@@ -178,6 +188,32 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 			prev, prevAt = cur, time.Now()
 		}
 	}
+}
+
+// worker returns the worker-group options of the run (nil: alone).
+func (f *runFlags) worker(cfg *pipelines.Config) (*pipelines.WorkerOptions, error) {
+	group := f.group
+	if group == "" {
+		group = cfg.Broker.WorkerGroup
+	}
+	if group == "" {
+		if f.workerID != "" {
+			return nil, fmt.Errorf("--worker-id %q needs a worker group (--group or the broker block's worker_group)", f.workerID)
+		}
+		return nil, nil
+	}
+	if cfg.Broker.Embedded() {
+		return nil, fmt.Errorf("worker group %q: the workers must share a cluster: name its brokers in the broker block (brokers = [...]) instead of running the embedded broker", group)
+	}
+	id := f.workerID
+	if id == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			return nil, fmt.Errorf("worker group %q: no --worker-id and no host name: %v", group, err)
+		}
+		id = h
+	}
+	return &pipelines.WorkerOptions{Group: group, ID: id}, nil
 }
 
 // watchState fingerprints the pipeline files (names, sizes, mtimes).

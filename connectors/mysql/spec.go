@@ -14,8 +14,9 @@ import (
 
 // Kind is the "mysql" connector kind, registered in connectors.Default.
 var Kind = &connectors.Kind{
-	Name: "mysql",
-	Doc:  "Change data capture from a MySQL or MariaDB binlog: a consistent snapshot, then every row change into per-table topics keyed by primary key (Debezium-like Avro envelope, or canal FlatMessage JSON).",
+	Name:      "mysql",
+	Placement: connectors.Singleton,
+	Doc:       "Change data capture from a MySQL or MariaDB binlog: a consistent snapshot, then every row change into per-table topics keyed by primary key (Debezium-like Avro envelope, or canal FlatMessage JSON).",
 	Spec: connectors.Spec{
 		Fields: append([]connectors.Field{
 			{Name: "host", Type: connectors.String, Default: "127.0.0.1", Doc: "server host name or address"},

@@ -128,6 +128,10 @@ func ReadCommitted(t testing.TB, addr, topic string) []*kgo.Record {
 	return recs
 }
 
+// ReadCommittedErr is ReadCommitted returning its error, for a test
+// polling a topic that may not exist yet.
+func ReadCommittedErr(addr, topic string) ([]*kgo.Record, error) { return readCommitted(addr, topic) }
+
 func readCommitted(addr, topic string) ([]*kgo.Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"weir/connectors/mysql/mysqltest"
+	"weir/internal/testkit"
+	"weir/internal/txntest"
+	"weir/internal/weirbin"
+)
+
+// workerPipeline is the pipeline every worker of TestWorkerGroup loads:
+// a mysql source (a cluster singleton) and a file source (per worker).
+const workerPipeline = `
+variable "brokers" { type = string }
+variable "prefix" { type = string }
+variable "log_file" { type = string }
+variable "mysql_host" { type = string }
+variable "mysql_port" { type = number }
+variable "mysql_user" { type = string }
+variable "mysql_password" { type = string }
+variable "db" { type = string }
+
+broker {
+  brokers = [var.brokers]
+}
+
+topic "ddl" {
+  name = "${var.prefix}.schema-changes"
+}
+
+topic "rows" {
+  name = "${var.prefix}.${var.db}.t"
+}
+
+topic "lines" {
+  name       = "${var.prefix}.lines"
+  partitions = 3
+}
+
+source "mysql" "shop" {
+  topic              = topic.ddl
+  host               = var.mysql_host
+  port               = var.mysql_port
+  user               = var.mysql_user
+  password           = var.mysql_password
+  server_name        = var.prefix
+  include_tables     = ["${var.db}.t"]
+  format             = "canal_json"
+  heartbeat_interval = "1s"
+}
+
+source "file" "logs" {
+  topic    = topic.lines
+  include  = [var.log_file]
+  encoding = "json"
+}
+`
+
+// workerProc is one `weir run` worker of a test.
+type workerProc struct {
+	id  string
+	cmd *exec.Cmd
+	log string
+}
+
+// TestWorkerGroup runs three `weir run` workers (processes) in one worker
+// group against a weir broker and against Apache Kafka 4.4: the mysql
+// source runs on exactly one of them and moves after a kill -9 (within
+// 10 s) and after a SIGTERM (within 2 s), resuming from its committed
+// position (read_committed: every row once); each worker tails its own
+// log file.
+func TestWorkerGroup(t *testing.T) {
+	bin := weirbin.Build(t)
+	srv := mysqltest.Shared(t)
+	for _, tg := range txntest.Brokers(t) {
+		t.Run(tg.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "pipeline.hcl"), []byte(workerPipeline), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db := srv.NewDatabase(t)
+			srv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(32))")
+			prefix := fmt.Sprintf("wg%d", time.Now().UnixNano()%1e9)
+			group := prefix + "-workers"
+			start := func(id string) *workerProc {
+				logFile := filepath.Join(dir, id+".app.log")
+				if _, err := os.Stat(logFile); err != nil {
+					os.WriteFile(logFile, nil, 0o644)
+				}
+				w := &workerProc{id: id, log: filepath.Join(dir, fmt.Sprintf("%s-%d.weir.log", id, time.Now().UnixNano()))}
+				f, err := os.Create(w.log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.cmd = exec.Command(bin, "run", filepath.Join(dir, "pipeline.hcl"), "--status", "off", "--watch-interval", "0",
+					"--group", group, "--worker-id", id,
+					"--var", "brokers="+tg.Addr, "--var", "prefix="+prefix, "--var", "log_file="+logFile,
+					"--var", "mysql_host="+srv.Host, "--var", fmt.Sprintf("mysql_port=%d", srv.Port),
+					"--var", "mysql_user="+mysqltest.CDCUser, "--var", "mysql_password="+mysqltest.CDCPassword, "--var", "db="+db)
+				w.cmd.Stdout, w.cmd.Stderr = f, f
+				w.cmd.Dir = filepath.Join(dir, id) // its own .weir (stream state)
+				os.MkdirAll(w.cmd.Dir, 0o755)
+				if err := w.cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				go func() { w.cmd.Wait(); f.Close() }()
+				t.Cleanup(func() {
+					w.cmd.Process.Kill()
+					if t.Failed() {
+						b, _ := os.ReadFile(w.log)
+						t.Logf("%s log:\n%s", w.id, tailLines(string(b), 60))
+					}
+				})
+				return w
+			}
+			workers := map[string]*workerProc{}
+			for _, id := range []string{"w1", "w2", "w3"} {
+				workers[id] = start(id)
+			}
+			next := 1
+			insert := func() int {
+				srv.Exec(t, db, fmt.Sprintf("INSERT INTO t VALUES (%d, 'row %d')", next, next))
+				next++
+				return next - 1
+			}
+			rowsTopic := prefix + "." + db + ".t"
+			waitRow := func(id int, timeout time.Duration) time.Duration {
+				t0 := time.Now()
+				testkit.CheckFor(t, timeout, func() error {
+					ids, err := canalIDs(tg.Addr, rowsTopic)
+					if err != nil {
+						return err
+					}
+					if ids[id] == 0 {
+						return fmt.Errorf("row %d not in %s yet (%d rows)", id, rowsTopic, len(ids))
+					}
+					return nil
+				})
+				return time.Since(t0)
+			}
+			for i := 0; i < 5; i++ {
+				insert()
+			}
+			waitRow(5, 60*time.Second)
+			owner := func() string {
+				var found string
+				testkit.CheckFor(t, 20*time.Second, func() error {
+					var owners []string
+					for id, w := range workers {
+						if runs(w.log, "source.shop") {
+							owners = append(owners, id)
+						}
+					}
+					if len(owners) != 1 {
+						return fmt.Errorf("source.shop runs on %v, want exactly one worker", owners)
+					}
+					found = owners[0]
+					return nil
+				})
+				return found
+			}
+			// Every worker tails its own file.
+			for id := range workers {
+				appendLine(t, filepath.Join(dir, id+".app.log"), "hello from "+id)
+			}
+			testkit.CheckFor(t, 30*time.Second, func() error {
+				recs := readCommittedValues(tg.Addr, prefix+".lines")
+				for id := range workers {
+					if !containsSubstr(recs, "hello from "+id) {
+						return fmt.Errorf("line of %s not in the topic yet (%d records)", id, len(recs))
+					}
+				}
+				return nil
+			})
+
+			// kill -9 the worker running the mysql source.
+			victim := owner()
+			t0 := time.Now()
+			workers[victim].cmd.Process.Signal(syscall.SIGKILL)
+			id := insert()
+			waitRow(id, 30*time.Second)
+			killTook := time.Since(t0)
+			t.Logf("%s: after kill -9 of %s the mysql source ran again elsewhere within %v", tg.Name, victim, killTook.Round(10*time.Millisecond))
+			if killTook > 10*time.Second {
+				t.Errorf("failover after kill -9 took %v, want at most 10s", killTook)
+			}
+			workers[victim] = start(victim) // restarted with its id: no rebalance of the others' work
+			// SIGTERM the new owner: graceful hand-off.
+			victim = owner()
+			t0 = time.Now()
+			workers[victim].cmd.Process.Signal(syscall.SIGTERM)
+			id = insert()
+			waitRow(id, 30*time.Second)
+			termTook := time.Since(t0)
+			t.Logf("%s: after SIGTERM of %s the mysql source ran again elsewhere within %v", tg.Name, victim, termTook.Round(10*time.Millisecond))
+			if termTook > 2*time.Second {
+				t.Errorf("hand-off after SIGTERM took %v, want at most 2s", termTook)
+			}
+			for i := 0; i < 3; i++ {
+				insert()
+			}
+			waitRow(next-1, 30*time.Second)
+			ids, err := canalIDs(tg.Addr, rowsTopic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i < next; i++ {
+				if ids[i] != 1 {
+					t.Errorf("row %d is in the topic %d times (read_committed), want once", i, ids[i])
+				}
+			}
+		})
+	}
+}
+
+// runs reports whether the worker's last assignment (its log) runs id.
+func runs(logPath, id string) bool {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var last []string
+	alive := true
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			Msg string   `json:"msg"`
+			Run []string `json:"run"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		switch m.Msg {
+		case "worker group: assignment":
+			last = m.Run
+		case "shutting down: stopping pipelines (final flush and commit)":
+			alive = false
+		}
+	}
+	if !alive {
+		return false
+	}
+	for _, r := range last {
+		if r == id {
+			return true
+		}
+	}
+	return false
+}
+
+// canalIDs counts the rows of a canal_json topic by id (read_committed).
+func canalIDs(addr, topic string) (map[int]int, error) {
+	recs, err := readCommittedRecords(addr, topic)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]int{}
+	for _, v := range recs {
+		var m struct {
+			Type string              `json:"type"`
+			Data []map[string]string `json:"data"`
+		}
+		if err := json.Unmarshal(v, &m); err != nil {
+			return nil, fmt.Errorf("record %q: %v", v, err)
+		}
+		if m.Type != "INSERT" {
+			continue
+		}
+		for _, d := range m.Data {
+			var id int
+			fmt.Sscan(d["id"], &id)
+			out[id]++
+		}
+	}
+	return out, nil
+}
+
+func readCommittedRecords(addr, topic string) ([][]byte, error) {
+	recs, err := txntest.ReadCommittedErr(addr, topic)
+	out := make([][]byte, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, r.Value)
+	}
+	return out, err
+}
+
+func readCommittedValues(addr, topic string) []string {
+	recs, _ := readCommittedRecords(addr, topic)
+	out := make([]string, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, string(r))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func containsSubstr(l []string, s string) bool {
+	for _, x := range l {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func appendLine(t *testing.T, path, line string) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintln(f, line)
+}
+
+func tailLines(s string, n int) string {
+	l := strings.Split(s, "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}

@@ -1,0 +1,234 @@
+package pipelines
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"weir/connectors"
+	"weir/internal/kafkaclient"
+	"weir/pipelines/workgroup"
+)
+
+// WorkerOptions make a Runner one worker of a worker group
+// (pipelines/workgroup): every `weir run` with the same pipeline files
+// and group name shares the work.
+//
+//   - Singleton sources (their kind's Placement, e.g. mysql) run on the
+//     one worker the group places them on, always transactional: the
+//     transactional id weir-source-<name> is the same on every worker, so
+//     a new owner's InitProducerId fences the old one's producer.
+//   - Per-worker sources (file, syslog, http) run on every worker, each
+//     with its own positions (connector "<name>@<worker>").
+//   - Sinks and streams run on every worker and share partitions through
+//     their consumer groups, as static members with the instance id
+//     "weir-<worker>-<component>" (or "<instance_id>-<worker>"), a short
+//     session timeout, and a LeaveGroup on Stop.
+type WorkerOptions struct {
+	// Group is the worker group name (a Kafka group id).
+	Group string
+	// ID is this worker's id: unique in the group, stable across restarts.
+	ID string
+	// SessionTimeout of the worker group and of the sinks' and streams'
+	// consumer groups (default workgroup.DefaultSessionTimeout, 6s).
+	SessionTimeout time.Duration
+}
+
+// workerState is a Runner's worker-group side.
+type workerState struct {
+	opts     WorkerOptions
+	g        *workgroup.Group
+	assigned map[string]bool // singletons placed here (r.mu)
+	single   map[string]bool // IDs of the applied singleton sources (r.mu)
+	cancel   context.CancelFunc
+	done     chan struct{}
+	err      chan error
+	started  sync.Once
+
+	mu      sync.Mutex
+	statics map[string]string // consumer group → static instance id, to leave on Stop
+}
+
+func (r *Runner) newWorker(o WorkerOptions) error {
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = workgroup.DefaultSessionTimeout
+	}
+	w := &workerState{opts: o, assigned: map[string]bool{}, single: map[string]bool{},
+		done: make(chan struct{}), err: make(chan error, 1), statics: map[string]string{}}
+	g, err := workgroup.New(workgroup.Config{Client: r.opts.Client, Group: o.Group, Worker: o.ID,
+		SessionTimeout: o.SessionTimeout, Logger: r.log, Run: r.assign})
+	if err != nil {
+		return err
+	}
+	w.g = g
+	r.wg = w
+	return nil
+}
+
+// GroupErr delivers the worker group's fatal error (a name taken by a
+// consumer group, a duplicate worker id); nil channel without a group.
+func (r *Runner) GroupErr() <-chan error {
+	if r.wg == nil {
+		return nil
+	}
+	return r.wg.err
+}
+
+// Assignment is the worker group's last assignment (nil without a group
+// or before the first).
+func (r *Runner) Assignment() *workgroup.Assignment {
+	if r.wg == nil {
+		return nil
+	}
+	return r.wg.g.Assignment()
+}
+
+// placedHere reports whether component id runs on this worker (r.mu held).
+func (r *Runner) placedHere(id string) bool {
+	if r.wg == nil || !r.wg.single[id] {
+		return true
+	}
+	return r.wg.assigned[id]
+}
+
+// assign is the worker group's Run callback: ids are the singletons this
+// worker runs from now on.
+func (r *Runner) assign(ids []string, _ *workgroup.Assignment) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.wg.assigned = map[string]bool{}
+	for _, id := range ids {
+		r.wg.assigned[id] = true
+	}
+	if changed := r.reconcileLocked(); len(changed) > 0 {
+		r.log.Info("worker group: singletons placed", zap.Strings("run", ids), zap.Strings("started_or_stopped", changed))
+	}
+}
+
+// workerApplied tells the group what this worker offers after an Apply,
+// and joins the group the first time.
+func (r *Runner) workerApplied(cfg *Config) {
+	w := r.wg
+	if w == nil {
+		return
+	}
+	offered := map[string]string{}
+	single := map[string]bool{}
+	h := sha256.New()
+	var lines []string
+	for _, s := range cfg.Sources {
+		if s.Connector.Placement == connectors.Singleton {
+			offered[s.ID()] = s.Hash
+			single[s.ID()] = true
+			lines = append(lines, s.ID()+"="+s.Hash)
+		}
+	}
+	// Per-worker sources may differ from host to host (paths, ports);
+	// everything else must be the same on every worker.
+	for _, s := range cfg.Streams {
+		lines = append(lines, s.ID()+"="+s.Hash)
+	}
+	for _, s := range cfg.Sinks {
+		lines = append(lines, s.ID()+"="+s.Hash)
+	}
+	for _, t := range cfg.Topics {
+		lines = append(lines, "topic."+t.Name+"="+t.Hash)
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		h.Write([]byte(l))
+		h.Write([]byte{'\n'})
+	}
+	r.mu.Lock()
+	w.single = single
+	r.reconcileLocked() // singletons newly declared wait for the group
+	r.mu.Unlock()
+	w.g.Update(hex.EncodeToString(h.Sum(nil))[:16], offered)
+	w.started.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		w.cancel = cancel
+		go func() {
+			defer close(w.done)
+			if err := w.g.Run(ctx); err != nil {
+				r.log.Error("worker group failed", zap.Error(err))
+				w.err <- err
+			}
+		}()
+	})
+}
+
+// sourceOptions are the runtime options of a source block.
+func (r *Runner) sourceOptions(s *Source) connectors.SourceOptions {
+	o := connectors.SourceOptions{Topic: s.Topic, ExactlyOnce: s.ExactlyOnce}
+	if r.wg != nil {
+		if s.Connector.Placement == connectors.Singleton {
+			o.ExactlyOnce = true // the transactional id fences a zombie owner
+		} else {
+			o.Worker = r.wg.opts.ID
+		}
+	}
+	return o
+}
+
+// groupMember makes a sink's or stream's consumer a static member of its
+// group with an instance id derived from the worker and the component.
+func (r *Runner) groupMember(o *connectors.SinkOptions, c Component, instanceID string) {
+	w := r.wg
+	if w == nil {
+		return
+	}
+	if instanceID != "" {
+		o.InstanceID = instanceID + "-" + w.opts.ID
+	} else {
+		o.InstanceID = "weir-" + w.opts.ID + "-" + c.ID()
+	}
+	o.SessionTimeout = w.opts.SessionTimeout
+	o.HeartbeatInterval = w.opts.SessionTimeout / 6
+	group := o.Group
+	if group == "" {
+		group = "weir-connect-" + c.Name
+	}
+	w.mu.Lock()
+	w.statics[group] = o.InstanceID
+	w.mu.Unlock()
+}
+
+// streamsClient is the client options of an aggregating stream: in a
+// worker group its consumers get the group's short session timeout.
+func (r *Runner) streamsClient() kafkaclient.Options {
+	o := r.opts.Client
+	if r.wg != nil {
+		o.Extra = append(slices.Clip(o.Extra), kgo.SessionTimeout(r.wg.opts.SessionTimeout),
+			kgo.HeartbeatInterval(r.wg.opts.SessionTimeout/6))
+	}
+	return o
+}
+
+// stopWorker leaves the worker group (after the components stopped) and
+// every sink's consumer group, so their work moves at once.
+func (r *Runner) stopWorker() {
+	w := r.wg
+	if w == nil {
+		return
+	}
+	if w.cancel != nil {
+		w.cancel()
+		<-w.done
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	for group, inst := range w.statics {
+		if err := workgroup.LeaveStatic(ctx, r.admCl, group, inst, ""); err != nil {
+			r.log.Warn("leaving a consumer group", zap.String("group", group), zap.String("instance_id", inst), zap.Error(err))
+		}
+	}
+}
