@@ -317,10 +317,16 @@ func TestSinkTaskStaticMemberCleanStop(t *testing.T) {
 	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}}
 	adm := kadm.NewClient(b.Client())
 	describe := func() kadm.DescribedGroup {
-		gs, err := adm.DescribeGroups(context.Background(), "weir-connect-stop")
-		if err != nil {
-			t.Fatal(err)
-		}
+		var gs kadm.DescribedGroups
+		// A fresh broker's coordinator may still be loading: not yet.
+		testbroker.CheckFor(t, 10*time.Second, func() error {
+			var err error
+			gs, err = adm.DescribeGroups(context.Background(), "weir-connect-stop")
+			if err == nil {
+				err = gs["weir-connect-stop"].Err
+			}
+			return err
+		})
 		return gs["weir-connect-stop"]
 	}
 	// runOnce runs the sink until its group is Stable with a new member
