@@ -19,9 +19,12 @@ func init() {
 	registerCommand(func(g *globalFlags) *cobra.Command {
 		cmd := &cobra.Command{
 			Use:   "cluster",
-			Short: "Inspect a cluster: brokers, controller, partition leadership and replication",
+			Short: "Inspect and operate a cluster: status, controller voters, decommissioning brokers",
 		}
 		cmd.AddCommand(clusterStatusCmd(g))
+		for _, sub := range clusterSubcommands {
+			cmd.AddCommand(sub(g))
+		}
 		return cmd
 	})
 }
