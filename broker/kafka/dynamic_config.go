@@ -87,7 +87,7 @@ func (s *Server) alterBrokerConfigs(r *Request, name string, validateOnly bool, 
 	if e != nil {
 		return e
 	}
-	if err := topicconfig.ValidateDynamic(want, resource != ""); err != nil {
+	if err := s.cfg.BrokerConfig.ValidateChange(want, resource != ""); err != nil {
 		return kafkaErr(kerr.InvalidRequest, "%s", strings.TrimPrefix(err.Error(), topicconfig.ErrInvalidRequest.Error()+": "))
 	}
 	if validateOnly {

@@ -86,7 +86,9 @@ func (p *partition) lastStableOffsetKnown() (lso int64, known bool) {
 func (s *Server) producerOptions() txn.Options {
 	return txn.Options{
 		Expiration: s.cfg.BrokerConfig.ProducerIDExpiration(),
-		Logger:     s.log,
-		Now:        s.now,
+		// producer.id.expiration.ms is a dynamic broker config.
+		ExpirationFunc: s.cfg.BrokerConfig.ProducerIDExpiration,
+		Logger:         s.log,
+		Now:            s.now,
 	}
 }

@@ -158,7 +158,10 @@ func (pt *partitionTable) sync(img *metadata.Image, deleteGone bool) {
 		res, err := s.cfg.BrokerConfig.Resolve(t.Configs)
 		if err != nil {
 			s.errs.Log("config/"+t.Name, err.Error(), "topic has invalid config overrides; using broker defaults", zap.String("topic", t.Name), zap.Error(err))
-			res, _ = s.cfg.BrokerConfig.Resolve(nil)
+			if res, err = s.cfg.BrokerConfig.Resolve(nil); err != nil {
+				// The broker's own (dynamic) defaults conflict: Kafka's.
+				res, _ = topicconfig.Resolve(nil)
+			}
 		}
 		ts := &topicState{name: t.Name, id: t.ID, meta: t, cfg: res, gen: gen}
 		if prev != nil {

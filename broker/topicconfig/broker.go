@@ -66,7 +66,7 @@ var brokerDefs = append([]Def{
 		Doc: "Accepted and not used, as in KRaft: every imbalanced partition is moved back."},
 	{Name: BrokerListeners, Type: TypeString, Doc: "Addresses the broker listens on."},
 	{Name: "log.cleaner.backoff.ms", Type: TypeLong, Default: "15000", HasDefault: true, check: atLeast(0),
-		Doc: "How long the cleaner sleeps when there is nothing to clean."},
+		Doc: "Accepted; no effect (weir's cleaner looks for work every 15 s)."},
 	{Name: "log.cleaner.dedupe.buffer.size", Type: TypeLong, Default: "134217728", HasDefault: true, Doc: "Accepted; weir's cleaner sizes its own map."},
 	{Name: "log.cleaner.io.buffer.load.factor", Type: TypeDouble, Default: "0.9", HasDefault: true, Doc: "Accepted; no effect."},
 	{Name: "log.cleaner.io.buffer.size", Type: TypeInt, Default: "524288", HasDefault: true, check: atLeast(0), Doc: "Accepted; no effect."},

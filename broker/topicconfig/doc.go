@@ -41,6 +41,21 @@
 // message.timestamp.difference.max.ms) are stored and described but have no
 // effect yet; Def.Honoured says which is which.
 //
+// Dynamic broker configs (dynamic.go). A Broker from NewBroker is live: the
+// Kafka server feeds it the dynamic overrides of the cluster default and of
+// its node from the metadata (SetDynamic), and every reader sees the
+// effective value (dynamic per-broker > dynamic default > static >
+// default), topic resolution included. What may change at runtime is
+// Kafka 4.4's set (IsDynamic): the broker defaults of topic configs
+// (log.retention.ms, log.segment.bytes, log.cleanup.policy,
+// message.max.bytes, min.insync.replicas, ...: applied at once to every
+// topic without an override), max.connections*, producer.id.expiration.ms,
+// transaction.partition.verification.enable, the replication throttles
+// (leader/follower.replication.throttled.rate, read by broker/replica),
+// and the log.cleaner.* tuning (accepted, no effect). Everything else,
+// num.partitions and log.retention.hours included, is static in Kafka and
+// here ("Cannot update these configs dynamically").
+//
 // Version note: weir follows Kafka 4.x, where segment.bytes is at least
 // 1 MiB; tests that need small segments set internal.segment.bytes, as
 // Kafka's own tests do. The deprecated names removed in Kafka 4.0 are still

@@ -280,3 +280,23 @@ func kafkaValueError(d *Def, v string) string {
 	msg := err.Error()
 	return strings.ToUpper(msg[:1]) + msg[1:]
 }
+
+// ValidateChange is ValidateDynamic for a change of this broker's own
+// overrides (perBroker) or of the cluster default, checked also against
+// the other layer in effect: the configuration that would result must
+// still resolve for a topic without overrides (cross-config rules such as
+// min.compaction.lag.ms <= max.compaction.lag.ms).
+func (b *Broker) ValidateChange(configs map[string]string, perBroker bool) error {
+	if err := ValidateDynamic(configs, perBroker); err != nil {
+		return err
+	}
+	cur := b.dyn()
+	next := &layers{broker: cur.broker, cluster: configs}
+	if perBroker {
+		next = &layers{broker: configs, cluster: cur.cluster}
+	}
+	if _, err := (&Broker{static: b.static, frozen: next}).Resolve(nil); err != nil {
+		return fmt.Errorf("%w: %s", ErrInvalidRequest, strings.TrimPrefix(err.Error(), ErrInvalidValue.Error()+": "))
+	}
+	return nil
+}

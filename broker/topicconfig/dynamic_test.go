@@ -139,3 +139,19 @@ func TestValidateDynamic(t *testing.T) {
 		}
 	}
 }
+
+// A change that would leave topics unresolvable is refused.
+func TestValidateChangeCrossConfig(t *testing.T) {
+	b, err := NewBroker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SetDynamic(nil, map[string]string{"log.cleaner.max.compaction.lag.ms": "5"})
+	err = b.ValidateChange(map[string]string{"log.cleaner.min.compaction.lag.ms": "10"}, true)
+	if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), "min.compaction.lag.ms") {
+		t.Fatalf("min > max compaction lag: %v", err)
+	}
+	if err := b.ValidateChange(map[string]string{"log.cleaner.min.compaction.lag.ms": "3"}, true); err != nil {
+		t.Fatal(err)
+	}
+}

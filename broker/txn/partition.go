@@ -42,6 +42,9 @@ type Options struct {
 	// Expiration is producer.id.expiration.ms: producers idle this long
 	// are forgotten (default 24h).
 	Expiration time.Duration
+	// ExpirationFunc, when set, is read instead of Expiration each time
+	// (a dynamic producer.id.expiration.ms); a result <= 0 is the default.
+	ExpirationFunc func() time.Duration
 	// SnapshotInterval is the least time between periodic snapshots, taken
 	// after an append when the state changed (default 1 minute; negative:
 	// only at Close).
@@ -59,6 +62,17 @@ const (
 	snapshotSuffix          = ".snapshot"
 	snapshotsKept           = 2
 )
+
+// expiration is the producer.id.expiration.ms in effect.
+func (p *Partition) expiration() time.Duration {
+	if f := p.opts.ExpirationFunc; f != nil {
+		if d := f(); d > 0 {
+			return d
+		}
+		return DefaultExpiration
+	}
+	return p.opts.Expiration
+}
 
 func (o Options) withDefaults() Options {
 	if o.Expiration <= 0 {
@@ -197,7 +211,7 @@ func (p *Partition) load(now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("txn: rebuilding producer state of %s from offset %d: %w", p.dir, from, err)
 	}
-	if n := p.state.Expire(nowMs, p.opts.Expiration.Milliseconds()); n > 0 {
+	if n := p.state.Expire(nowMs, p.expiration().Milliseconds()); n > 0 {
 		p.dirty = true
 	}
 	p.state.OnHighWatermark(p.log.HighWatermark())
@@ -465,7 +479,7 @@ func batchesValid(raw [][]byte) bool {
 // maintainLocked expires idle producers and starts a periodic snapshot
 // when due.
 func (p *Partition) maintainLocked(now time.Time) {
-	exp := p.opts.Expiration
+	exp := p.expiration()
 	if every := min(exp/4, time.Minute); now.Sub(p.lastExpire) >= every {
 		p.lastExpire = now
 		if p.state.Expire(now.UnixMilli(), exp.Milliseconds()) > 0 {
@@ -587,7 +601,7 @@ func (p *Partition) NumProducers() int {
 func (p *Partition) Expire() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := p.state.Expire(p.opts.Now().UnixMilli(), p.opts.Expiration.Milliseconds())
+	n := p.state.Expire(p.opts.Now().UnixMilli(), p.expiration().Milliseconds())
 	if n > 0 {
 		p.dirty = true
 	}
