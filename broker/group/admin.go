@@ -20,7 +20,9 @@ func (m *Machine) Describe(id string) kmsg.DescribeGroupsResponseGroup {
 		return d
 	}
 	g := m.groups[id]
-	if g == nil {
+	if g == nil || g.cg != nil {
+		// (A consumer-protocol group is not a classic group: Kafka
+		// describes it as Dead here; ConsumerGroupDescribe describes it.)
 		d.State = Dead.String()
 		return d
 	}
@@ -55,7 +57,7 @@ func (m *Machine) List(states []string) []kmsg.ListGroupsResponseGroup {
 	}
 	ids := make([]string, 0, len(m.groups))
 	for id, g := range m.groups {
-		if len(want) == 0 || want[lower(g.state.String())] {
+		if len(want) == 0 || want[lower(g.stateName())] {
 			ids = append(ids, id)
 		}
 	}
@@ -64,8 +66,8 @@ func (m *Machine) List(states []string) []kmsg.ListGroupsResponseGroup {
 	for _, id := range ids {
 		g := m.groups[id]
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState = id, g.protocolType, g.state.String()
-		lg.GroupType = "classic"
+		lg.Group, lg.ProtocolType, lg.GroupState = id, g.protocolType, g.stateName()
+		lg.GroupType = g.typeName()
 		out = append(out, lg)
 	}
 	return out
@@ -134,7 +136,7 @@ func (m *Machine) Delete(now time.Time, ids []string, reply func([]kmsg.DeleteGr
 		for _, tp := range tps {
 			recs = append(recs, Record{Key: offsetKey(id, tp.topic, tp.partition)})
 		}
-		recs = append(recs, Record{Key: groupKey(id)})
+		recs = append(recs, Record{Key: g.metaKey()})
 		m.removeGroup(g, now)
 		waiting++
 		i := i

@@ -38,6 +38,18 @@ type Config struct {
 	// assignment fails with UNKNOWN_SERVER_ERROR as in Kafka.
 	MaxRecordBytes int
 
+	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms:
+	// the heartbeat interval given to consumer-protocol members (KIP-848).
+	ConsumerHeartbeatInterval time.Duration
+	// ConsumerSessionTimeout is group.consumer.session.timeout.ms.
+	ConsumerSessionTimeout time.Duration
+	// ConsumerAssignors is group.consumer.assignors: the server-side
+	// assignors, by Kafka's names ("uniform", "range"); the first is the
+	// default.
+	ConsumerAssignors []string
+	// ConsumerMaxSize is group.consumer.max.size.
+	ConsumerMaxSize int
+
 	// NewMemberID makes a member id for a client id; nil means
 	// clientID + "-" + a random UUID. Tests inject a deterministic one.
 	NewMemberID func(clientID string) string
@@ -54,6 +66,11 @@ const (
 	SettingOffsetsRetentionCheckMs   = "offsets.retention.check.interval.ms"
 	SettingOffsetsTopicNumPartitions = "offsets.topic.num.partitions"
 	SettingOffsetsTopicSegmentBytes  = "offsets.topic.segment.bytes"
+
+	SettingConsumerHeartbeatIntervalMs = "group.consumer.heartbeat.interval.ms"
+	SettingConsumerSessionTimeoutMs    = "group.consumer.session.timeout.ms"
+	SettingConsumerAssignors           = "group.consumer.assignors"
+	SettingConsumerMaxSize             = "group.consumer.max.size"
 )
 
 // DefaultConfig returns Kafka's defaults.
@@ -69,6 +86,10 @@ func DefaultConfig() Config {
 		OffsetsTopicPartitions:        50,
 		OffsetsTopicSegmentBytes:      100 << 20,
 		MaxRecordBytes:                1048588,
+		ConsumerHeartbeatInterval:     5 * time.Second,
+		ConsumerSessionTimeout:        45 * time.Second,
+		ConsumerAssignors:             []string{AssignorUniform, AssignorRange},
+		ConsumerMaxSize:               1<<31 - 1,
 	}
 }
 
@@ -89,6 +110,19 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("group: %s %v <= 0", SettingOffsetsRetentionCheckMs, c.OffsetsRetentionCheckInterval)
 	case c.OffsetsTopicPartitions < 1:
 		return fmt.Errorf("group: %s %d < 1", SettingOffsetsTopicNumPartitions, c.OffsetsTopicPartitions)
+	case c.ConsumerHeartbeatInterval <= 0:
+		return fmt.Errorf("group: %s %v <= 0", SettingConsumerHeartbeatIntervalMs, c.ConsumerHeartbeatInterval)
+	case c.ConsumerSessionTimeout <= c.ConsumerHeartbeatInterval:
+		return fmt.Errorf("group: %s %v must be greater than %s %v", SettingConsumerSessionTimeoutMs, c.ConsumerSessionTimeout, SettingConsumerHeartbeatIntervalMs, c.ConsumerHeartbeatInterval)
+	case len(c.ConsumerAssignors) == 0:
+		return fmt.Errorf("group: %s is empty", SettingConsumerAssignors)
+	case c.ConsumerMaxSize < 1:
+		return fmt.Errorf("group: %s %d < 1", SettingConsumerMaxSize, c.ConsumerMaxSize)
+	}
+	for _, a := range c.ConsumerAssignors {
+		if a != AssignorUniform && a != AssignorRange {
+			return fmt.Errorf("group: %s: unknown assignor %q (known: %s, %s)", SettingConsumerAssignors, a, AssignorUniform, AssignorRange)
+		}
 	}
 	return nil
 }

@@ -50,10 +50,11 @@ const maxBatchBytes = 512 << 10
 // goroutine per partition (everything queued while an append runs goes
 // into the next batch), and loads partitions from Storage.
 type Coordinator struct {
-	cfg Config
-	st  Storage
-	now func() time.Time
-	log *zap.Logger
+	cfg    Config
+	st     Storage
+	now    func() time.Time
+	log    *zap.Logger
+	topics func() Topics
 
 	mu      sync.Mutex
 	m       *Machine // nil until the offsets topic exists
@@ -69,6 +70,9 @@ type Coordinator struct {
 type Options struct {
 	Now    func() time.Time // nil: time.Now
 	Logger *zap.Logger      // nil: none
+	// Topics is the cluster's topics now, for consumer-protocol groups'
+	// assignors (nil: no topics, nothing is assigned).
+	Topics func() Topics
 }
 
 // NewCoordinator validates cfg and starts the timer goroutine. When
@@ -80,7 +84,7 @@ func NewCoordinator(cfg Config, st Storage, opts Options) (*Coordinator, error) 
 		return nil, err
 	}
 	c := &Coordinator{
-		cfg: cfg, st: st, now: opts.Now, log: opts.Logger,
+		cfg: cfg, st: st, now: opts.Now, log: opts.Logger, topics: opts.Topics,
 		writers: map[int32]*writer{},
 		kick:    make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{}),
 	}
@@ -121,6 +125,7 @@ func (c *Coordinator) start(n int32) error {
 		return nil
 	}
 	c.m = NewMachine(c.cfg, n)
+	c.m.topics = c.topics
 	pl, _ := c.st.(PartitionLeader)
 	var mine []int32
 	for p := int32(0); p < n; p++ {
@@ -446,6 +451,58 @@ func (c *Coordinator) FetchOffsets(group string, topics []kmsg.OffsetFetchReques
 		return nil, e
 	}
 	return out, ge
+}
+
+// FetchOffsetsAs is FetchOffsets for an OffsetFetch v9+ naming a member
+// (memberID non-nil or epoch >= 0): in a consumer-protocol group the
+// member must exist (UNKNOWN_MEMBER_ID) at that epoch (STALE_MEMBER_EPOCH).
+func (c *Coordinator) FetchOffsetsAs(group string, memberID *string, epoch int32, topics []kmsg.OffsetFetchRequestTopic, requireStable bool) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error) {
+	var (
+		out []kmsg.OffsetFetchResponseTopic
+		ge  *kerr.Error
+	)
+	if e := c.with(func(m *Machine, _ time.Time) {
+		if ge = m.coordinatorError(group); ge != nil {
+			return
+		}
+		if ge = m.groups[group].fetchMemberError(memberID, epoch); ge != nil {
+			return
+		}
+		out, ge = m.FetchOffsets(group, topics, requireStable)
+	}); e != nil {
+		return nil, e
+	}
+	return out, ge
+}
+
+// ConsumerHeartbeat runs a ConsumerGroupHeartbeat (KIP-848); it returns
+// once what it changed is written (or ctx ends).
+func (c *Coordinator) ConsumerHeartbeat(ctx context.Context, req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	ch := make(chan *kmsg.ConsumerGroupHeartbeatResponse, 1)
+	if e := c.with(func(m *Machine, now time.Time) {
+		m.ConsumerHeartbeat(now, req, clientID, clientHost, func(r *kmsg.ConsumerGroupHeartbeatResponse) { ch <- r })
+	}); e != nil {
+		return heartbeatError(e, ""), nil
+	}
+	c.poke()
+	return await(ctx, ch)
+}
+
+// ConsumerDescribe describes consumer-protocol groups
+// (ConsumerGroupDescribe).
+func (c *Coordinator) ConsumerDescribe(ids []string) []kmsg.ConsumerGroupDescribeResponseGroup {
+	out := make([]kmsg.ConsumerGroupDescribeResponseGroup, len(ids))
+	if e := c.with(func(m *Machine, _ time.Time) {
+		for i, id := range ids {
+			out[i] = m.ConsumerDescribe(id)
+		}
+	}); e != nil {
+		for i, id := range ids {
+			out[i] = kmsg.NewConsumerGroupDescribeResponseGroup()
+			out[i].Group, out[i].ErrorCode = id, e.Code
+		}
+	}
+	return out
 }
 
 // TxnCommit runs a TxnOffsetCommit whose producer the caller verified;

@@ -1,7 +1,12 @@
 // Package group is weir's group coordinator for Kafka's classic group
-// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the offset
-// APIs (OffsetCommit, OffsetFetch, OffsetDelete), plus DescribeGroups,
-// ListGroups and DeleteGroups.
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), KIP-848's
+// consumer group protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe)
+// and the offset APIs (OffsetCommit, OffsetFetch, OffsetDelete), plus
+// DescribeGroups, ListGroups and DeleteGroups. Both kinds of groups share
+// the offsets and __consumer_offsets; ListGroups tells their types apart
+// ("classic", "consumer"); an empty classic group becomes a consumer group
+// on the first consumer-protocol join, an empty consumer group classic on
+// the first JoinGroup.
 //
 // It owns:
 //
@@ -23,6 +28,15 @@
 //	             UNSTABLE_OFFSET_COMMIT while one is pending; OffsetDelete,
 //	             DeleteGroups and expiry as Kafka's OffsetMetadataManager.
 //	admin.go     DescribeGroups / ListGroups / DeleteGroups.
+//	consumer.go  KIP-848: ConsumerGroupHeartbeat (join, leave, static
+//	             leave, heartbeat), group epochs, the member epoch /
+//	             revocation state machine (Kafka's CurrentAssignmentBuilder),
+//	             session and rebalance timeouts.
+//	consumer_assign.go  server-side assignors (uniform, range;
+//	             group.consumer.assignors) and subscription resolution
+//	             (topic names, RE2 regular expressions).
+//	consumer_admin.go   ConsumerGroupDescribe; member-epoch checks of
+//	             OffsetCommit (v9+, KIP-1251), TxnOffsetCommit, OffsetFetch v9.
 //	records.go   the __consumer_offsets records: Kafka's key/value layout
 //	             (kmsg OffsetCommitKey/Value v1/v3, GroupMetadataKey/Value
 //	             v2/v3), batch building (plain and transactional) and

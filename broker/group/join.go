@@ -158,6 +158,19 @@ func (m *Machine) Join(now time.Time, req *kmsg.JoinGroupRequest, clientID, clie
 		}
 		g = m.getOrCreate(req.Group, now, true)
 	}
+	if g.cg != nil {
+		// A consumer-protocol group: an empty one becomes classic again
+		// (Kafka converts it); members of the classic protocol cannot
+		// join one with consumer-protocol members (weir does not run
+		// mixed groups).
+		if len(g.cg.members) > 0 {
+			reply(joinError(req.MemberID, kerr.InconsistentGroupProtocol))
+			return
+		}
+		m.write(g.partition, []Record{{Key: consumerGroupKey(g.id)}}, func(time.Time, error) {})
+		g.cg = nil
+		g.protocolType = ""
+	}
 	defer m.dropIfUnused(g)
 	if !g.supports(req.ProtocolType, req.Protocols) {
 		reply(joinError(req.MemberID, kerr.InconsistentGroupProtocol))
@@ -473,7 +486,7 @@ func (m *Machine) removeMember(g *group, mb *member, now time.Time, _ string) {
 // dropIfUnused forgets a group that holds nothing (created by a join that
 // failed).
 func (m *Machine) dropIfUnused(g *group) {
-	if g.is(Empty) && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0 && len(g.inflight) == 0 && len(g.txnOffsets) == 0 && m.groups[g.id] == g {
+	if g.cg == nil && g.is(Empty) && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0 && len(g.inflight) == 0 && len(g.txnOffsets) == 0 && m.groups[g.id] == g {
 		delete(m.groups, g.id)
 	}
 }

@@ -139,6 +139,34 @@ type group struct {
 	// but not yet written: require_stable fetches see them as pending
 	// already (Kafka replays a write before it is committed).
 	txnInflight map[topicPartition]int
+
+	// cg is set for a group of type "consumer" (KIP-848, consumer.go);
+	// members, protocol and generation above are then unused.
+	cg *consumerGroup
+}
+
+// typeName is the group's type as ListGroups reports it.
+func (g *group) typeName() string {
+	if g.cg != nil {
+		return "consumer"
+	}
+	return "classic"
+}
+
+// stateName is the group's state as Kafka names it for its type.
+func (g *group) stateName() string {
+	if g.cg != nil {
+		return g.cg.stateName()
+	}
+	return g.state.String()
+}
+
+// metaKey is the key of the group's metadata record (for tombstones).
+func (g *group) metaKey() []byte {
+	if g.cg != nil {
+		return consumerGroupKey(g.id)
+	}
+	return groupKey(g.id)
 }
 
 func (g *group) is(s State) bool { return g.state == s }
@@ -209,6 +237,9 @@ type Machine struct {
 	// loadMarkers are markers that arrived while their partition was
 	// loading; Finish applies them after the replay.
 	loadMarkers map[int32][]txnMarker
+	// topics is the cluster's topics, for consumer-protocol groups (nil:
+	// none known).
+	topics func() Topics
 }
 
 // NewMachine returns an empty Machine for a __consumer_offsets topic of
@@ -334,6 +365,9 @@ func (m *Machine) NextDeadline() time.Time {
 				consider(mb.deadline)
 			}
 		}
+		if g.cg != nil {
+			g.cg.nextDeadline(consider)
+		}
 	}
 	return next
 }
@@ -363,6 +397,9 @@ func (m *Machine) Tick(now time.Time) {
 			}
 		}
 		m.maybeCompleteJoin(g, now)
+		if g.cg != nil {
+			m.consumerTick(g, now)
+		}
 	}
 	if m.lastCheck.IsZero() {
 		m.lastCheck = now
@@ -403,7 +440,9 @@ type Loader struct {
 	m     *Machine
 	p     int32
 	metas map[string]*kmsg.GroupMetadataValue
-	offs  map[string]map[topicPartition]Offset
+	// cmetas are the epochs of consumer groups (ConsumerGroupMetadata).
+	cmetas map[string]int32
+	offs   map[string]map[topicPartition]Offset
 	// pend are transactional offsets not yet resolved by a marker:
 	// producer id -> group -> partition.
 	pend map[int64]map[string]map[topicPartition]Offset
@@ -414,7 +453,7 @@ func (m *Machine) Load(p int32) *Loader {
 	m.Unload(p)
 	m.loading[p] = true
 	return &Loader{
-		m: m, p: p, metas: map[string]*kmsg.GroupMetadataValue{}, offs: map[string]map[topicPartition]Offset{},
+		m: m, p: p, metas: map[string]*kmsg.GroupMetadataValue{}, cmetas: map[string]int32{}, offs: map[string]map[topicPartition]Offset{},
 		pend: map[int64]map[string]map[topicPartition]Offset{},
 	}
 }
@@ -432,6 +471,18 @@ func (l *Loader) ApplyRecord(producerID int64, key, value []byte) error {
 	d, err := decodeRecord(key, value)
 	if err != nil {
 		return err
+	}
+	if d.skip {
+		return nil
+	}
+	if d.isConsumer {
+		if d.consumerTombstone {
+			delete(l.cmetas, d.group)
+			return nil
+		}
+		l.cmetas[d.group] = d.consumerEpoch
+		delete(l.metas, d.group) // an upgraded classic group
+		return nil
 	}
 	if d.isOffset {
 		tp := topicPartition{d.topic, d.partition}
@@ -474,6 +525,7 @@ func (l *Loader) ApplyRecord(producerID int64, key, value []byte) error {
 		return nil
 	}
 	l.metas[d.group] = d.meta
+	delete(l.cmetas, d.group) // a consumer group turned classic
 	return nil
 }
 
@@ -549,9 +601,20 @@ func (l *Loader) Finish(now time.Time) {
 			g.state = Empty
 		}
 	}
+	// Consumer groups come back empty at their epoch: members rejoin
+	// (weir keeps members and assignments in memory only).
+	for id, epoch := range l.cmetas {
+		g := build(id)
+		g.cg = newConsumerGroup()
+		g.cg.epoch, g.cg.assignmentEpoch = epoch, epoch
+		g.protocolType = ConsumerProtocol
+		g.state = Empty
+	}
 	for id, offs := range l.offs {
 		if len(offs) == 0 && l.metas[id] == nil {
-			continue
+			if _, ok := l.cmetas[id]; !ok {
+				continue
+			}
 		}
 		g := build(id)
 		for tp, o := range offs {

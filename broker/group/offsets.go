@@ -22,6 +22,9 @@ func (m *Machine) commitGroupError(now time.Time, g *group, req *kmsg.OffsetComm
 		}
 		return kerr.IllegalGeneration
 	}
+	if g.cg != nil {
+		return m.consumerCommitError(g.cg, req)
+	}
 	if g.fenced(req.InstanceID, req.MemberID) {
 		return kerr.FencedInstanceID
 	}
@@ -206,6 +209,20 @@ func (m *Machine) FetchOffsets(group string, topics []kmsg.OffsetFetchRequestTop
 // to, from their protocol metadata; ok is false when that is unknown
 // (not a consumer group, or undecodable metadata).
 func (g *group) subscribed() (topics map[string]bool, ok bool) {
+	if g.cg != nil {
+		topics = map[string]bool{}
+		for _, mb := range g.cg.members {
+			for _, t := range mb.topics {
+				topics[t] = true
+			}
+			if mb.re != nil {
+				for _, t := range mb.re.matched {
+					topics[t] = true
+				}
+			}
+		}
+		return topics, true
+	}
 	if g.protocolType != ConsumerProtocol {
 		return nil, false
 	}
@@ -338,7 +355,7 @@ func (m *Machine) expireOffsets(now time.Time) {
 			}
 		}
 		if g.is(Empty) && len(g.offsets) == 0 && len(g.inflight) == 0 && len(g.pending) == 0 && len(g.txnOffsets) == 0 {
-			recs = append(recs, Record{Key: groupKey(g.id)})
+			recs = append(recs, Record{Key: g.metaKey()})
 			m.removeGroup(g, now)
 		}
 		if len(recs) > 0 {

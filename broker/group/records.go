@@ -8,6 +8,12 @@ package group
 //	group metadata  key   GroupMetadataKey v2  {group}
 //	                value GroupMetadataValue v3 {protocolType, generation, protocol,
 //	                      leader, currentStateTimestamp, members[...]}
+//	consumer group  key   ConsumerGroupMetadataKey v3 {group}        (KIP-848)
+//	                value ConsumerGroupMetadataValue v0 {epoch}
+//
+// Kafka's other consumer-protocol records (key versions 4-8: subscription
+// metadata, members, target and current assignments) are skipped when
+// replayed: weir keeps a consumer group's members in memory only.
 //
 // A nil value is a tombstone (compaction drops the key). Records are
 // written in uncompressed RecordBatch v2 batches with producer id -1,
@@ -64,6 +70,22 @@ func groupKey(group string) []byte {
 	return k.AppendTo(nil)
 }
 
+// consumerGroupKey is Kafka's ConsumerGroupMetadataKey (version 3):
+// the record of a consumer group's epoch.
+func consumerGroupKey(group string) []byte {
+	b := binary.BigEndian.AppendUint16(nil, 3)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(group)))
+	return append(b, group...)
+}
+
+// consumerGroupValue is Kafka's ConsumerGroupMetadataValue v0 (flexible):
+// the group epoch and no tagged fields.
+func consumerGroupValue(epoch int32) []byte {
+	b := binary.BigEndian.AppendUint16(nil, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(epoch))
+	return append(b, 0)
+}
+
 // decodedRecord is one replayed record.
 type decodedRecord struct {
 	group string
@@ -74,6 +96,15 @@ type decodedRecord struct {
 	offset    *kmsg.OffsetCommitValue
 	// group records
 	meta *kmsg.GroupMetadataValue
+	// consumer group records (key version 3): isConsumer, and the epoch
+	// unless a tombstone (consumerTombstone)
+	isConsumer        bool
+	consumerEpoch     int32
+	consumerTombstone bool
+	// other records of Kafka's consumer protocol (key versions 4-8:
+	// subscription metadata, members, assignments) that weir does not
+	// keep: skipped
+	skip bool
 }
 
 func decodeRecord(key, value []byte) (decodedRecord, error) {
@@ -112,6 +143,20 @@ func decodeRecord(key, value []byte) (decodedRecord, error) {
 			d.meta = &gv
 		}
 		return d, nil
+	case 3:
+		if len(key) < 4 || int(binary.BigEndian.Uint16(key[2:]))+4 != len(key) {
+			return decodedRecord{}, fmt.Errorf("%w: consumer group key of %d bytes", ErrBadRecord, len(key))
+		}
+		d := decodedRecord{group: string(key[4:]), isConsumer: true, consumerTombstone: value == nil}
+		if value != nil {
+			if len(value) < 6 {
+				return decodedRecord{}, fmt.Errorf("%w: consumer group value of %q: %d bytes", ErrBadRecord, d.group, len(value))
+			}
+			d.consumerEpoch = int32(binary.BigEndian.Uint32(value[2:]))
+		}
+		return d, nil
+	case 4, 5, 6, 7, 8:
+		return decodedRecord{skip: true}, nil
 	default:
 		return decodedRecord{}, fmt.Errorf("%w: unknown key version %d", ErrBadRecord, v)
 	}

@@ -152,6 +152,8 @@ func FuzzParseBatches(f *testing.F) {
 	f.Add(BuildTxnBatch([]Record{{Key: offsetKey("g", "t", 0), Value: offsetValue(Offset{Offset: 1})}}, 1, 7, 0))
 	f.Add(append(BuildTxnBatch([]Record{{Key: offsetKey("g", "t", 0), Value: offsetValue(Offset{Offset: 1})}}, 1, 7, 0), controlBatch(7, 0, true)...))
 	f.Add(controlBatch(7, 0, false))
+	f.Add(BuildBatch([]Record{{Key: consumerGroupKey("g"), Value: consumerGroupValue(3)}, {Key: offsetKey("g", "t", 0), Value: offsetValue(Offset{Offset: 1})}}, 1))
+	f.Add(BuildBatch([]Record{{Key: consumerGroupKey("g"), Value: consumerGroupValue(3)}, {Key: consumerGroupKey("g")}, {Key: groupKey("g")}}, 1))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_ = ParseBatches(b, func(k, v []byte) error {
 			_, _ = decodeRecord(k, v)

@@ -33,7 +33,10 @@ type txnMarker struct {
 // commits: no REBALANCE_IN_PROGRESS, and a request without member id,
 // instance id and generation (versions 0-2, or a producer outside a
 // group) is accepted whatever the group's state.
-func txnCommitGroupError(g *group, req *kmsg.TxnOffsetCommitRequest) *kerr.Error {
+func (m *Machine) txnCommitGroupError(g *group, req *kmsg.TxnOffsetCommitRequest) *kerr.Error {
+	if g != nil && g.cg != nil {
+		return m.consumerTxnCommitError(g.cg, req)
+	}
 	if g == nil {
 		if req.Generation < 0 {
 			return nil // a simple group, created by the commit
@@ -98,7 +101,7 @@ func (m *Machine) TxnCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest, exi
 		return
 	}
 	g := m.groups[req.Group]
-	if e := txnCommitGroupError(g, req); e != nil {
+	if e := m.txnCommitGroupError(g, req); e != nil {
 		setAll(e.Code)
 		reply(resp)
 		return

@@ -1,6 +1,6 @@
 package kafka
 
-// Metadata (key 3), versions 0-9.
+// Metadata (key 3), versions 0-13.
 //
 // Answered from this broker's current view of the metadata (every broker
 // follows the replicated metadata log, so any broker answers): the live
@@ -25,6 +25,11 @@ package kafka
 // not); auto-creation needs CREATE on the cluster or on the topic (else
 // TOPIC_AUTHORIZATION_FAILED). The authorized-operations fields (v8+)
 // are filled when asked for.
+//
+// v10 adds topic ids to the answer (KIP-516; consumer-protocol clients,
+// KIP-848, map their assignments by id), v12 lets a request name a topic
+// by id only (UNKNOWN_TOPIC_ID when no topic has it), v13 a top-level
+// error code (KIP-1102; always none here).
 
 import (
 	"errors"
@@ -37,7 +42,7 @@ import (
 	"weir/broker/metadata"
 )
 
-func init() { register(kmsg.Metadata.Int16(), 0, 9, handleMetadata) }
+func init() { register(kmsg.Metadata.Int16(), 0, 13, handleMetadata) }
 
 func handleMetadata(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.MetadataRequest)
@@ -55,10 +60,16 @@ func handleMetadata(s *Server, r *Request) (kmsg.Response, error) {
 	} else {
 		for _, rt := range req.Topics {
 			if rt.Topic == nil {
-				// Topic ids (v10+) are not served.
-				mt := kmsg.NewMetadataResponseTopic()
-				mt.ErrorCode = kerr.UnknownTopicID.Code
-				resp.Topics = append(resp.Topics, mt)
+				// By topic id (v10+).
+				t, ok := img.TopicByID(metadata.UUID(rt.TopicID))
+				if !ok || !s.authorize(r, acl.OpDescribe, acl.ResourceTopic, t.Name) {
+					mt := kmsg.NewMetadataResponseTopic()
+					mt.TopicID = rt.TopicID
+					mt.ErrorCode = kerr.UnknownTopicID.Code
+					resp.Topics = append(resp.Topics, mt)
+					continue
+				}
+				resp.Topics = append(resp.Topics, metadataTopic(s, img, t))
 				continue
 			}
 			name := *rt.Topic

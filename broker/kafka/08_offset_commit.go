@@ -1,6 +1,11 @@
 package kafka
 
-// OffsetCommit (key 8), versions 2-8.
+// OffsetCommit (key 8), versions 2-9.
+//
+// v9 (KIP-848) is the same request; its generation is the member epoch of
+// a consumer-protocol group's member, which must commit with v9+
+// (UNSUPPORTED_VERSION below), and a stale epoch is STALE_MEMBER_EPOCH
+// (see broker/group/consumer_admin.go).
 //
 // Validated against the group as Kafka does: generation -1 on an Empty or
 // unknown group is a simple (non-group) commit; otherwise the member and
@@ -21,7 +26,7 @@ import (
 	"weir/broker/acl"
 )
 
-func init() { registerAsync(kmsg.OffsetCommit.Int16(), 2, 8, handleOffsetCommit) }
+func init() { registerAsync(kmsg.OffsetCommit.Int16(), 2, 9, handleOffsetCommit) }
 
 func handleOffsetCommit(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.OffsetCommitRequest)

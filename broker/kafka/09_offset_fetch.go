@@ -1,6 +1,9 @@
 package kafka
 
-// OffsetFetch (key 9), versions 1-8.
+// OffsetFetch (key 9), versions 1-9.
+//
+// v9 (KIP-848) names the member asking: in a consumer-protocol group it
+// must be a member (UNKNOWN_MEMBER_ID) at that epoch (STALE_MEMBER_EPOCH).
 //
 // Committed offsets of a group: for the listed partitions (offset -1 when
 // none is committed), or every committed offset when the topic list is
@@ -19,20 +22,24 @@ import (
 	"weir/broker/acl"
 )
 
-func init() { register(kmsg.OffsetFetch.Int16(), 1, 8, handleOffsetFetch) }
+func init() { register(kmsg.OffsetFetch.Int16(), 1, 9, handleOffsetFetch) }
 
 func handleOffsetFetch(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	coord, cerr := s.groups()
+	var fetchAs func(id string, memberID *string, epoch int32, topics []kmsg.OffsetFetchRequestTopic) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error)
 	fetch := func(id string, topics []kmsg.OffsetFetchRequestTopic) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error) {
+		return fetchAs(id, nil, -1, topics)
+	}
+	fetchAs = func(id string, memberID *string, epoch int32, topics []kmsg.OffsetFetchRequestTopic) ([]kmsg.OffsetFetchResponseTopic, *kerr.Error) {
 		if !s.authorize(r, acl.OpDescribe, acl.ResourceGroup, id) {
 			return nil, kerr.GroupAuthorizationFailed
 		}
 		if cerr != nil {
 			return nil, kerr.CoordinatorNotAvailable
 		}
-		got, e := coord.FetchOffsets(id, topics, req.RequireStable)
+		got, e := coord.FetchOffsetsAs(id, memberID, epoch, topics, req.RequireStable)
 		return s.offsetFetchAuthz(r, topics == nil, got), e
 	}
 	if req.Version >= 8 {
@@ -44,7 +51,11 @@ func handleOffsetFetch(s *Server, r *Request) (kmsg.Response, error) {
 					topics[i] = kmsg.OffsetFetchRequestTopic{Topic: t.Topic, Partitions: t.Partitions}
 				}
 			}
-			got, e := fetch(rg.Group, topics)
+			memberID, epoch := rg.MemberID, rg.MemberEpoch
+			if req.Version < 9 {
+				memberID, epoch = nil, -1
+			}
+			got, e := fetchAs(rg.Group, memberID, epoch, topics)
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group = rg.Group
 			if e != nil {

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,7 +86,7 @@ func (s *Server) groups() (*group.Coordinator, error) {
 			cfg = *gs.cfg
 		}
 		gs.coord, gs.err = group.NewCoordinator(cfg, offsetsStorage{s}, group.Options{
-			Now: s.now, Logger: s.log.Named("group"),
+			Now: s.now, Logger: s.log.Named("group"), Topics: s.groupTopics,
 		})
 		if gs.err != nil {
 			s.log.Error("group coordinator failed to start", zap.Error(gs.err))
@@ -127,8 +128,72 @@ func (s *Server) groupConfigFromBroker() group.Config {
 	num(group.SettingOffsetsRetentionCheckMs, func(n int64) { cfg.OffsetsRetentionCheckInterval = ms(n) })
 	num(group.SettingOffsetsTopicNumPartitions, func(n int64) { cfg.OffsetsTopicPartitions = int32(n) })
 	num(group.SettingOffsetsTopicSegmentBytes, func(n int64) { cfg.OffsetsTopicSegmentBytes = n })
+	num(group.SettingConsumerHeartbeatIntervalMs, func(n int64) { cfg.ConsumerHeartbeatInterval = ms(n) })
+	num(group.SettingConsumerSessionTimeoutMs, func(n int64) { cfg.ConsumerSessionTimeout = ms(n) })
+	num(group.SettingConsumerMaxSize, func(n int64) { cfg.ConsumerMaxSize = int(n) })
+	if v, _, ok := s.cfg.BrokerConfig.Value(group.SettingConsumerAssignors); ok {
+		if as, err := parseAssignors(v); err != nil {
+			s.log.Warn("ignoring bad group setting", zap.String("name", group.SettingConsumerAssignors), zap.String("value", v), zap.Error(err))
+		} else {
+			cfg.ConsumerAssignors = as
+		}
+	}
 	cfg.MaxRecordBytes = int(s.cfg.BrokerConfig.MessageMaxBytes())
 	return cfg
+}
+
+// parseAssignors reads group.consumer.assignors: a comma list of Kafka's
+// assignor names or class names.
+func parseAssignors(v string) ([]string, error) {
+	var out []string
+	for _, a := range strings.Split(v, ",") {
+		switch a = strings.TrimSpace(a); a {
+		case "":
+		case group.AssignorUniform, "org.apache.kafka.coordinator.group.assignor.UniformAssignor":
+			out = append(out, group.AssignorUniform)
+		case group.AssignorRange, "org.apache.kafka.coordinator.group.assignor.RangeAssignor":
+			out = append(out, group.AssignorRange)
+		default:
+			return nil, fmt.Errorf("unknown assignor %q (weir has %s and %s)", a, group.AssignorUniform, group.AssignorRange)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no assignor")
+	}
+	return out, nil
+}
+
+// groupTopics is the cluster's topics for the consumer protocol's
+// assignors: the metadata image now.
+func (s *Server) groupTopics() group.Topics { return imageTopics{s.meta.Image()} }
+
+type imageTopics struct{ im *metadata.Image }
+
+func (t imageTopics) Version() int64 { return t.im.Offset }
+
+func (t imageTopics) Topic(name string) (group.TopicInfo, bool) {
+	tp, ok := t.im.Topic(name)
+	if !ok {
+		return group.TopicInfo{}, false
+	}
+	return group.TopicInfo{Name: tp.Name, ID: group.TopicID(tp.ID), Partitions: int32(len(tp.Partitions))}, true
+}
+
+func (t imageTopics) TopicByID(id group.TopicID) (group.TopicInfo, bool) {
+	tp, ok := t.im.TopicByID(metadata.UUID(id))
+	if !ok {
+		return group.TopicInfo{}, false
+	}
+	return group.TopicInfo{Name: tp.Name, ID: id, Partitions: int32(len(tp.Partitions))}, true
+}
+
+func (t imageTopics) Names() []string {
+	ts := t.im.Topics()
+	out := make([]string, len(ts))
+	for i, tp := range ts {
+		out[i] = tp.Name
+	}
+	return out
 }
 
 // clientHost is the ClientHost Kafka reports for a connection: "/" + IP.
