@@ -5,8 +5,9 @@ package kafka
 // Every group this broker coordinates (including groups that only hold
 // committed offsets, which are Empty), with its protocol type and, from
 // v4, its state; v4 filters by state names (case-insensitive). v5 adds
-// the group type (KIP-848): every weir group is "classic" (weir has no
-// consumer/share/streams groups yet), and TypesFilter keeps the groups
+// the group type (KIP-848): "classic" or "consumer" (a group of the
+// consumer group protocol; weir has no share or streams groups), and
+// TypesFilter keeps the groups
 // whose type is named, case-insensitively as Kafka's GroupType.parse; a
 // name Kafka does not know matches nothing.
 

@@ -10,7 +10,7 @@ package kafka
 //
 //	metadata.version     level 25, Kafka's 4.0-IV3: the metadata version
 //	                     of a Kafka 4.0 cluster, whose protocol versions
-//	                     weir speaks (no ELR, no KIP-848 or share groups)
+//	                     weir speaks (no ELR, no share groups)
 //	transaction.version  1: transactions without KIP-890 part 2 (see
 //	                     broker/txncoord: EndTxn up to v4, clients add
 //	                     partitions explicitly and keep their epoch).
@@ -18,8 +18,9 @@ package kafka
 //	                     (Kafka's level 1 also means flexible
 //	                     __transaction_state values; weir's coordinator
 //	                     writes v0 values, which no client reads.)
-//	group.version        0: the classic group protocol only (level 1 is
-//	                     KIP-848's consumer protocol, not implemented)
+//	group.version        1: KIP-848's consumer group protocol beside the
+//	                     classic one (broker/group/consumer.go); weir cannot
+//	                     turn it off, so level 0 is not supported
 //
 // As Kafka: a finalized level 0 is not listed, and ApiVersions below v4
 // leaves out features whose supported minimum is 0 (KAFKA-17492).
@@ -35,7 +36,7 @@ type feature struct {
 
 // features is sorted by name.
 var features = []feature{
-	{name: "group.version", min: 0, max: 0, finalized: 0},
+	{name: "group.version", min: 1, max: 1, finalized: 1},
 	{name: "metadata.version", min: 25, max: 25, finalized: 25},
 	{name: "transaction.version", min: 1, max: 1, finalized: 1},
 }

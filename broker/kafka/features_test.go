@@ -37,11 +37,8 @@ func TestApiVersionsFeatures(t *testing.T) {
 				t.Errorf("v2: %v %v", sup, fin)
 			}
 		case 3, 4:
-			wantSup := "metadata.version:I-I transaction.version:1-1" // 25 = 'I'-'0'
-			if v == 4 {
-				wantSup = "group.version:0-0 " + wantSup
-			}
-			if got := strings.Join(sup, " "); got != wantSup || strings.Join(fin, " ") != "metadata.version transaction.version" || resp.FinalizedFeaturesEpoch != 0 {
+			wantSup := "group.version:1-1 metadata.version:I-I transaction.version:1-1" // 25 = 'I'-'0'
+			if got := strings.Join(sup, " "); got != wantSup || strings.Join(fin, " ") != "group.version metadata.version transaction.version" || resp.FinalizedFeaturesEpoch != 0 {
 				t.Errorf("v%d: supported %q finalized %v epoch %d", v, got, fin, resp.FinalizedFeaturesEpoch)
 			}
 		}

@@ -120,7 +120,7 @@ func TestKafkaFeatures(t *testing.T) {
 		got = append(got, strings.Join(strings.Fields(l), " "))
 	}
 	want := []string{
-		"Feature: group.version SupportedMinVersion: 0 SupportedMaxVersion: 0 FinalizedVersionLevel: 0 Epoch: 0",
+		"Feature: group.version SupportedMinVersion: 1 SupportedMaxVersion: 1 FinalizedVersionLevel: 1 Epoch: 0",
 		"Feature: metadata.version SupportedMinVersion: 4.0-IV3 SupportedMaxVersion: 4.0-IV3 FinalizedVersionLevel: 4.0-IV3 Epoch: 0",
 		"Feature: transaction.version SupportedMinVersion: 1 SupportedMaxVersion: 1 FinalizedVersionLevel: 1 Epoch: 0",
 	}
@@ -131,7 +131,7 @@ func TestKafkaFeatures(t *testing.T) {
 	defer cancel()
 	for _, c := range []struct{ feature, want string }{
 		{"transaction.version=2", "Could not upgrade transaction.version to 2. The update failed for all features since the following feature had an error: Invalid update version 2 for feature transaction.version. Local controller 0 only supports versions 1"},
-		{"group.version=1", "Could not upgrade group.version to 1. The update failed for all features since the following feature had an error: Invalid update version 1 for feature group.version. Local controller 0 does not support this feature."},
+		{"group.version=2", "Could not upgrade group.version to 2. The update failed for all features since the following feature had an error: Invalid update version 2 for feature group.version. Local controller 0 only supports versions 1"},
 	} {
 		out, err := kafkatools.Run(ctx, kafkatools.FeatureCommand, "--bootstrap-server", b.addr, "upgrade", "--feature", c.feature)
 		if err == nil || !strings.Contains(out, c.want) || !strings.Contains(out, "1 out of 1 operation(s) failed.") {
