@@ -15,9 +15,9 @@ import (
 // from weir's CreateAcls, DescribeAcls and DeleteAcls answers), and the
 // ACLs it adds are enforced.
 func TestKafkaAclsTool(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{})
 	tool := kafkatools.ForTest(t, kafkatools.AclCommand, b.listenerAddr("PLAINTEXT"))
-	t.Parallel()
 	withTopic(t, b, "logs-app")
 	run := func(args ...string) string {
 		t.Helper()

@@ -35,7 +35,7 @@ func TestApiVersionsAdvertisesRegistrations(t *testing.T) {
 		if len(got) != len(registeredAPIs()) {
 			t.Errorf("v%d: %d keys advertised, %d registered", v, len(got), len(registeredAPIs()))
 		}
-		if got[18] != [2]int16{0, 4} || got[3] != [2]int16{0, 9} {
+		if got[18] != [2]int16{0, 4} || got[3] != [2]int16{0, 13} {
 			t.Errorf("v%d: ApiVersions %v Metadata %v", v, got[18], got[3])
 		}
 	}

@@ -11,9 +11,9 @@ import (
 // quotas on a client id, the default user and a user + client id, and
 // describes them, as it does against Kafka.
 func TestKafkaConfigsQuotas(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	run := kafkatools.ForTest(t, kafkatools.ConfigCommand, b.addr)
-	t.Parallel()
 	for _, args := range [][]string{
 		{"--alter", "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152", "--entity-type", "clients", "--entity-name", "x"},
 		{"--alter", "--add-config", "producer_byte_rate=4096", "--entity-type", "users", "--entity-default"},

@@ -18,9 +18,9 @@ import (
 // SCRAM-SHA-512 over SASL_SSL as the user it created; a wrong password
 // fails the Java client with Kafka's message.
 func TestKafkaToolsSCRAM(t *testing.T) {
+	t.Parallel()
 	b := startSASLBroker(t, saslConfigs())
 	configs := kafkatools.ForTest(t, kafkatools.ConfigCommand, b.addr)
-	t.Parallel()
 	for _, mech := range []string{"SCRAM-SHA-256=[iterations=8192,password=alice-secret]", "SCRAM-SHA-512=[password=alice-secret]"} {
 		// One mechanism per call: Kafka refuses two changes of one user in
 		// a request (DUPLICATE_RESOURCE), and so does weir.
