@@ -107,9 +107,7 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	hasLine(out, "Current partition replica assignment")
 	hasLine(out, "Successfully started partition reassignments for ra-0,ra-1")
 	c.WaitFor(60*time.Second, func() error {
-		// --preserve-throttles: clearing them needs dynamic broker
-		// configs (TestReassignThrottleCommand clears them).
-		out, err := tool("--verify", "--preserve-throttles", "--reassignment-json-file", plan)
+		out, err := tool("--verify", "--reassignment-json-file", plan)
 		if err != nil {
 			return err
 		}
@@ -118,6 +116,8 @@ func TestReassignPartitionsCommand(t *testing.T) {
 				return fmt.Errorf("%s not completed:\n%s", p, out)
 			}
 		}
+		hasLine(out, "Clearing broker-level throttles on brokers 1,2,3")
+		hasLine(out, "Clearing topic-level throttles on topic ra")
 		return nil
 	})
 	for _, p := range proposed.Partitions {
