@@ -390,6 +390,48 @@ func authzCases() []authzCase {
 			},
 			code: topicCode(func(r *kmsg.DescribeLogDirsResponse) int16 { return r.ErrorCode }),
 			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
+		{name: "DescribeQuorum", grant: clusterACL(acl.OpDescribe),
+			req: func(res string) kmsg.Request {
+				req := kmsg.NewPtrDescribeQuorumRequest()
+				req.Version = 2
+				rt := kmsg.NewDescribeQuorumRequestTopic()
+				rt.Topic = "__cluster_metadata"
+				rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+				req.Topics = append(req.Topics, rt)
+				return req
+			},
+			code: topicCode(func(r *kmsg.DescribeQuorumResponse) int16 {
+				if r.ErrorCode != 0 || len(r.Topics) == 0 {
+					return r.ErrorCode
+				}
+				return r.Topics[0].Partitions[0].ErrorCode
+			}),
+			ok: 0, denied: kerr.ClusterAuthorizationFailed.Code},
+		// One broker is its own controller: a static quorum of one.
+		{name: "AddRaftVoter", grant: clusterACL(acl.OpAlter),
+			req: func(res string) kmsg.Request {
+				req := kmsg.NewPtrAddRaftVoterRequest()
+				req.VoterID, req.TimeoutMillis = 7, 1000
+				return req
+			},
+			code: topicCode(func(r *kmsg.AddRaftVoterResponse) int16 { return r.ErrorCode }),
+			ok:   kerr.UnsupportedVersion.Code, denied: kerr.ClusterAuthorizationFailed.Code},
+		{name: "RemoveRaftVoter", grant: clusterACL(acl.OpAlter),
+			req: func(res string) kmsg.Request {
+				req := kmsg.NewPtrRemoveRaftVoterRequest()
+				req.VoterID = 7
+				return req
+			},
+			code: topicCode(func(r *kmsg.RemoveRaftVoterResponse) int16 { return r.ErrorCode }),
+			ok:   kerr.UnsupportedVersion.Code, denied: kerr.ClusterAuthorizationFailed.Code},
+		{name: "UnregisterBroker", grant: clusterACL(acl.OpAlter),
+			req: func(res string) kmsg.Request {
+				req := kmsg.NewPtrUnregisterBrokerRequest()
+				req.BrokerID = 7
+				return req
+			},
+			code: topicCode(func(r *kmsg.UnregisterBrokerResponse) int16 { return r.ErrorCode }),
+			ok:   kerr.UnsupportedVersion.Code, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "UpdateFeatures", grant: clusterACL(acl.OpAlter),
 			req: func(res string) kmsg.Request {
 				req := kmsg.NewPtrUpdateFeaturesRequest()
