@@ -98,6 +98,21 @@ func TestKafkaConfigsDynamicBrokerConfigs(t *testing.T) {
   log.segment.bytes=1048576 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.segment.bytes=1048576}`,
 		args([]string{"--describe"}, def)...)
 
+	// A topic without overrides shows the defaults as its values, with
+	// Kafka's synonyms.
+	out, err := tool(3, "--describe", "--all", "--entity-type", "topics", "--entity-name", "dyn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"  retention.ms=1000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=1000, DEFAULT_CONFIG:log.retention.hours=168}",
+		"  segment.bytes=1048576 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.segment.bytes=1048576, DEFAULT_CONFIG:log.segment.bytes=1073741824}",
+	} {
+		if !strings.Contains(out, line+"\n") {
+			t.Fatalf("topic describe lacks the line %q", line)
+		}
+	}
+
 	// Per broker: broker 2's own value, over the default.
 	want(1, "Completed updating config for broker 2.",
 		args([]string{"--alter", "--add-config", "log.retention.ms=5000,leader.replication.throttled.rate=1000000"}, two)...)
@@ -108,7 +123,7 @@ func TestKafkaConfigsDynamicBrokerConfigs(t *testing.T) {
 	want(1, "Dynamic configs for broker 1 are:", "--describe", "--entity-type", "brokers", "--entity-name", "1")
 
 	// Bad input: Kafka's error; nothing of the request applied.
-	out, err := tool(1, args([]string{"--alter", "--add-config", "log.retention.ms=7,log.retention.hours=1"}, two)...)
+	out, err = tool(1, args([]string{"--alter", "--add-config", "log.retention.ms=7,log.retention.hours=1"}, two)...)
 	if err == nil || !strings.Contains(out, "org.apache.kafka.common.errors.InvalidRequestException: Cannot update these configs dynamically: [log.retention.hours]") {
 		t.Fatalf("static-only config: err %v, output:\n%s", err, out)
 	}
