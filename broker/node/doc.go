@@ -1,8 +1,9 @@
 // Package node assembles one weir broker process from its parts: the
 // cluster metadata (a file in the data directory for a single node, or a
 // voter of the Raft controller quorum), the partition logs (in the data
-// directory or Config.LogDir) with the monitor of their directory
-// (broker/logdir, whose state goes out with the heartbeats), the Kafka
+// directory or the directories of Config.LogDir, Kafka's log.dirs) with
+// the monitors of their directories (broker/logdir, whose states go out
+// with the heartbeats), the Kafka
 // listener with its producer-id store, the admin HTTP listener (/metrics,
 // /healthz, /readyz) and the schema registry, both secured by
 // broker/httpsec when configured (Config.AdminAddr https://..., the
