@@ -70,7 +70,8 @@ type logDirsDoc struct {
 // and in-sync, and keep taking acks=all writes and serving reads. Apache
 // Kafka 4.4's kafka-log-dirs shows both directories, the failed one with
 // KafkaStorageException. A restart finds every partition in the
-// directory it was in and brings the offline ones back.
+// directory it was in and brings the offline ones back. A restart with a
+// directory unreadable creates none of its partitions empty elsewhere.
 func TestFailedOneOfTwoLogDirs(t *testing.T) {
 	t.Parallel()
 	dirA, dirB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
@@ -242,6 +243,75 @@ func TestFailedOneOfTwoLogDirs(t *testing.T) {
 	for _, p := range in[dirA]["solo"] {
 		if got := consumeAll(t, c, "solo", p, 2); !slices.Equal(got, []string{"solo-before", "solo-during"}) {
 			t.Fatalf("solo-%d: %v", p, got)
+		}
+	}
+
+	// Restarted with directory B unreadable (a file where it was): its
+	// partitions are not created empty in A — solo's stay offline rather
+	// than led by an empty replica, broker 1 stays out of rep's ISRs —
+	// while A's serve. B back, a restart: everything as it was.
+	c.Kill(1)
+	if err := os.Rename(dirB, dirB+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dirB, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.Restart(1)
+	c.WaitFor(30*time.Second, func() error {
+		if st := c.Broker(1).DirStorage(dirB); st != metadata.StorageFailed {
+			return fmt.Errorf("%s unreadable at startup: %q", dirB, st)
+		}
+		for _, b := range c.Brokers() {
+			img := b.Image()
+			for _, p := range in[dirB]["solo"] {
+				if mp, _ := img.Partition("solo", p); mp.Leader != -1 {
+					return fmt.Errorf("broker %d sees solo-%d (unreadable dir) led by %d", b.ID, p, mp.Leader)
+				}
+			}
+			for _, p := range in[dirB]["rep"] {
+				if mp, _ := img.Partition("rep", p); mp.Leader == 1 || slices.Contains(mp.ISR, 1) {
+					return fmt.Errorf("broker %d sees rep-%d (unreadable dir) led by %d, ISR %v", b.ID, p, mp.Leader, mp.ISR)
+				}
+			}
+			for _, p := range in[dirA]["solo"] {
+				if mp, _ := img.Partition("solo", p); mp.Leader != 1 {
+					return fmt.Errorf("broker %d sees solo-%d (readable dir) led by %d", b.ID, p, mp.Leader)
+				}
+			}
+		}
+		return nil
+	})
+	for _, p := range in[dirA]["solo"] {
+		produceSync(t, cl, "solo", p, "solo-after")
+		if got := consumeAll(t, c, "solo", p, 3); !slices.Equal(got, []string{"solo-before", "solo-during", "solo-after"}) {
+			t.Fatalf("solo-%d: %v", p, got)
+		}
+	}
+	c.Kill(1)
+	if err := os.Remove(dirB); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dirB+".away", dirB); err != nil {
+		t.Fatal(err)
+	}
+	c.Restart(1)
+	c.WaitFor(30*time.Second, func() error {
+		for _, p := range in[dirB]["solo"] {
+			if l, err := c.LeaderOf("solo", p); err != nil || l != 1 {
+				return fmt.Errorf("solo-%d leader %d (%v)", p, l, err)
+			}
+		}
+		for p := int32(0); p < 4; p++ {
+			if mp := c.Partition("rep", p); !slices.Contains(mp.ISR, 1) {
+				return fmt.Errorf("rep-%d ISR %v without broker 1", p, mp.ISR)
+			}
+		}
+		return nil
+	})
+	for _, p := range in[dirB]["solo"] {
+		if got := consumeAll(t, c, "solo", p, 1); !slices.Equal(got, []string{"solo-before"}) {
+			t.Fatalf("solo-%d after its directory came back: %v", p, got)
 		}
 	}
 }

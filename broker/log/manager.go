@@ -62,6 +62,10 @@ type ManagerOptions struct {
 	// DirUsable, if set, tells whether a new partition may be placed in
 	// a log directory (broker/logdir: it takes writes). nil: every one.
 	DirUsable func(dir string) bool
+	// OnDirFailed, if set, is called (once) for a log directory of
+	// several that cannot be created or listed at startup: the manager
+	// goes on with the others (see Open for what it refuses then).
+	OnDirFailed func(dir string, err error)
 }
 
 // ErrNoLogDir: no log directory can take a new partition (every one is
@@ -85,6 +89,11 @@ type Manager struct {
 	logs    map[TopicPartition]*Log
 	loaded  map[TopicPartition]*Log   // opened by LoadExisting, not yet claimed by Open
 	where   map[TopicPartition]string // directory of each log in logs or loaded
+	// unlisted are the directories that could not be created or listed
+	// (only with several); pending the partitions refused while there is
+	// one, each with the directory that may hold it.
+	unlisted map[string]error
+	pending  map[TopicPartition]string
 	loading chan struct{}             // closed when a running LoadExisting ends
 	closed  bool
 
@@ -133,15 +142,19 @@ func NewManagerDirs(fsys vfs.FS, dirs []string, opts ManagerOptions) (*Manager, 
 	if opts.RecoveryThreads <= 0 {
 		opts.RecoveryThreads = runtime.GOMAXPROCS(0)
 	}
-	for _, d := range dirs {
-		if err := fsys.MkdirAll(d); err != nil {
-			return nil, fmt.Errorf("log manager: create log directory %s: %w", d, err)
-		}
-	}
 	m := &Manager{
 		fs: fsys, dirs: slices.Clone(dirs), opts: opts, files: NewFileCache(opts.MaxOpenFiles),
 		logger: opts.Logger, logs: map[TopicPartition]*Log{}, loaded: map[TopicPartition]*Log{},
-		where: map[TopicPartition]string{}, stop: make(chan struct{}),
+		where: map[TopicPartition]string{}, unlisted: map[string]error{}, pending: map[TopicPartition]string{},
+		stop: make(chan struct{}),
+	}
+	for _, d := range dirs {
+		if err := fsys.MkdirAll(d); err != nil {
+			err = fmt.Errorf("log manager: create log directory %s: %w", d, err)
+			if len(dirs) == 1 || !m.dirFailed(d, err) {
+				return nil, err
+			}
+		}
 	}
 	m.loop(opts.RetentionCheckInterval, func(l *Log) error {
 		_, err := l.EnforceRetention()
@@ -227,6 +240,7 @@ func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) 
 	if err != nil {
 		return nil, fmt.Errorf("log manager: open %s: %w", tp.Dir(), err)
 	}
+	delete(m.pending, tp)
 	l, err := Open(m.fs, path.Join(dir, tp.Dir()), cfg, m.logOptions(tp))
 	if err != nil {
 		return nil, err
@@ -239,13 +253,32 @@ func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) 
 // dirFor returns the directory of a partition not open: the one holding
 // it on disk, else the usable one with the fewest partitions (ties: the
 // first in order), as Kafka's LogManager.nextLogDirs. m.mu held.
+//
+// While a directory could not be listed at startup, a partition found in
+// none of the others is refused (ErrOffline), not created empty: it may be
+// in the unreadable directory, and an empty replica could be elected over
+// the records it holds there (Kafka refuses alike: LogManager.getOrCreateLog
+// with offline directories and isNew false). PartitionsIn reports it with
+// that directory, so the controller treats the replica as failed. Kafka
+// knows a new partition from the controller's request; weir does not, so
+// new partitions get no replica here either until the broker restarts
+// with every directory readable.
 func (m *Manager) dirFor(tp TopicPartition) (string, error) {
 	if len(m.dirs) == 1 {
 		return m.dirs[0], nil
 	}
 	for _, d := range m.dirs {
+		if _, bad := m.unlisted[d]; bad {
+			continue
+		}
 		if fi, err := m.fs.Stat(path.Join(d, tp.Dir())); err == nil && fi.IsDir() {
 			return d, nil
+		}
+	}
+	for _, d := range m.dirs {
+		if err, bad := m.unlisted[d]; bad {
+			m.pending[tp] = d
+			return "", fmt.Errorf("%w: not in any readable log directory, and %s could not be read at startup (%v): not creating an empty log in its place", ErrOffline, d, err)
 		}
 	}
 	counts := make(map[string]int, len(m.dirs))
@@ -279,11 +312,17 @@ func (m *Manager) DirOf(topic string, partition int32) (string, bool) {
 }
 
 // PartitionsIn returns the open (or loaded) partition logs of a
-// directory, sorted.
+// directory, and the partitions refused because it may hold them (see
+// dirFor), sorted.
 func (m *Manager) PartitionsIn(dir string) []TopicPartition {
 	m.mu.Lock()
 	var out []TopicPartition
 	for tp, d := range m.where {
+		if d == dir {
+			out = append(out, tp)
+		}
+	}
+	for tp, d := range m.pending {
 		if d == dir {
 			out = append(out, tp)
 		}
@@ -404,16 +443,50 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	delete(m.logs, tp)
 	delete(m.loaded, tp)
 	delete(m.where, tp)
+	delete(m.pending, tp)
 	m.mu.Unlock()
 	if ok {
 		return l.Delete()
 	}
 	for _, d := range m.dirs {
+		if m.isUnlisted(d) {
+			continue
+		}
 		if err := m.fs.RemoveAll(path.Join(d, tp.Dir())); err != nil {
 			return fmt.Errorf("log manager: delete %s: %w", path.Join(d, tp.Dir()), err)
 		}
 	}
 	return nil
+}
+
+func (m *Manager) isUnlisted(dir string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, bad := m.unlisted[dir]
+	return bad
+}
+
+// dirFailed records that dir cannot be created or listed; it reports
+// false when no other directory is left.
+func (m *Manager) dirFailed(dir string, err error) bool {
+	m.mu.Lock()
+	_, seen := m.unlisted[dir]
+	if !seen {
+		m.unlisted[dir] = err
+	}
+	left := len(m.dirs) - len(m.unlisted)
+	m.mu.Unlock()
+	if left == 0 {
+		return false
+	}
+	if !seen {
+		m.logger.Error("log directory cannot be read: going on with the others; partitions not found in them are refused until a restart with it readable",
+			zap.String("dir", dir), zap.Error(err))
+		if m.opts.OnDirFailed != nil {
+			m.opts.OnDirFailed(dir, err)
+		}
+	}
+	return true
 }
 
 // Existing lists the partitions found on disk, sorted.
@@ -436,9 +509,16 @@ func (m *Manager) Existing() ([]TopicPartition, error) {
 func (m *Manager) existing() (map[TopicPartition]string, error) {
 	out := map[TopicPartition]string{}
 	for _, d := range m.dirs {
+		if m.isUnlisted(d) {
+			continue
+		}
 		names, err := m.fs.List(d)
 		if err != nil {
-			return nil, fmt.Errorf("log manager: list %s: %w", d, err)
+			err = fmt.Errorf("log manager: list %s: %w", d, err)
+			if len(m.dirs) == 1 || !m.dirFailed(d, err) {
+				return nil, err
+			}
+			continue
 		}
 		for _, n := range names {
 			tp, ok := ParsePartitionDir(n)

@@ -1,11 +1,14 @@
 package log
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"weir/broker/log/vfs"
@@ -140,5 +143,94 @@ func TestManagerDirsExisting(t *testing.T) {
 	}
 	if _, err := NewManagerDirs(mem, []string{"/a", "/a/"}, ManagerOptions{}); err == nil {
 		t.Fatal("accepted a repeated directory")
+	}
+}
+
+// failListFS fails listing (and creating) one directory, as a disk that
+// died while the broker was down.
+type failListFS struct {
+	vfs.FS
+	bad string
+}
+
+func (f failListFS) List(dir string) ([]string, error) {
+	if dir == f.bad {
+		return nil, &os.PathError{Op: "readdirent", Path: dir, Err: syscall.EIO}
+	}
+	return f.FS.List(dir)
+}
+
+func (f failListFS) Stat(name string) (os.FileInfo, error) {
+	if strings.HasPrefix(name, f.bad+"/") {
+		return nil, &os.PathError{Op: "stat", Path: name, Err: syscall.EIO}
+	}
+	return f.FS.Stat(name)
+}
+
+// A directory that cannot be listed at startup is reported failed and the
+// manager goes on with the others: their partitions open where they are;
+// a partition found in none of them is refused rather than created empty
+// (it may be in the unreadable one, Kafka's rule too) and reported as in
+// that directory. With every directory unreadable the manager fails.
+func TestManagerDirsUnreadableAtStartup(t *testing.T) {
+	mem := vfs.NewMem()
+	m, err := NewManagerDirs(mem, []string{"/a", "/b"}, ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := int32(0); p < 4; p++ {
+		if _, err := m.Open("t", p, smallCfg()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Close()
+	var failed []string
+	m, err = NewManagerDirs(failListFS{mem, "/b"}, []string{"/a", "/b"}, ManagerOptions{OnDirFailed: func(dir string, err error) {
+		if !errors.Is(err, syscall.EIO) {
+			t.Errorf("OnDirFailed(%s, %v): not the EIO", dir, err)
+		}
+		failed = append(failed, dir)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.LoadExisting(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(failed, []string{"/b"}) {
+		t.Fatalf("OnDirFailed calls: %v", failed)
+	}
+	for _, p := range []int32{0, 2} { // in /a
+		if _, err := m.Open("t", p, smallCfg()); err != nil {
+			t.Fatalf("t-%d in the readable directory: %v", p, err)
+		}
+	}
+	for _, p := range []int32{1, 3, 9} { // in /b, or nowhere
+		if _, err := m.Open("t", p, smallCfg()); !errors.Is(err, ErrOffline) {
+			t.Fatalf("t-%d with /b unreadable: %v, want ErrOffline", p, err)
+		}
+	}
+	if got := m.PartitionsIn("/b"); len(got) != 3 {
+		t.Fatalf("PartitionsIn(/b) = %v, want the 3 refused", got)
+	}
+	if got := m.PartitionsIn("/a"); len(got) != 2 {
+		t.Fatalf("PartitionsIn(/a) = %v", got)
+	}
+	if err := m.Delete("t", 9); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.PartitionsIn("/b"); len(got) != 2 {
+		t.Fatalf("PartitionsIn(/b) after deleting t-9 = %v", got)
+	}
+	// One directory: listing is not tried before LoadExisting, which
+	// fails.
+	one, err := NewManagerDirs(failListFS{mem, "/b"}, []string{"/b"}, ManagerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	if err := one.LoadExisting(nil); err == nil {
+		t.Fatal("the only directory unreadable: no error")
 	}
 }

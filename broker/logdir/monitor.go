@@ -108,7 +108,17 @@ func (m *Monitor) Watch(fn func(metadata.StorageState)) {
 // error's classification. A full directory is probed until a write
 // succeeds; a failed one stays failed until the broker restarts.
 func (m *Monitor) Report(err error) metadata.StorageState {
-	st := Classify(err)
+	return m.report(Classify(err), err)
+}
+
+// Fail marks the directory failed whatever err is: for a directory that
+// cannot even be listed or created at startup (log.ManagerOptions.
+// OnDirFailed), whose error may be any (ENOENT, EACCES, ENOTDIR).
+func (m *Monitor) Fail(err error) {
+	m.report(metadata.StorageFailed, err)
+}
+
+func (m *Monitor) report(st metadata.StorageState, err error) metadata.StorageState {
 	if st == metadata.StorageOK {
 		return st
 	}

@@ -254,8 +254,10 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err != nil {
 		return n, err
 	}
-	for _, d := range logDirs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	if len(logDirs) == 1 {
+		// With several, one that cannot be created is a failed directory
+		// (log.Manager goes on with the others).
+		if err := os.MkdirAll(logDirs[0], 0o755); err != nil {
 			return n, fmt.Errorf("log directory: %w", err)
 		}
 	}
@@ -270,7 +272,12 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 				n.logDirs.Report(d, err)
 			}
 		},
-		DirUsable:              n.logDirs.Usable,
+		DirUsable: n.logDirs.Usable,
+		OnDirFailed: func(dir string, err error) {
+			if m := n.logDirs.Monitor(dir); m != nil {
+				m.Fail(err)
+			}
+		},
 		Logger:                 lg.Named("log"),
 		RetentionCheckInterval: bcfg.RetentionCheckInterval(),
 	}); err != nil {
