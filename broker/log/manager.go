@@ -85,17 +85,17 @@ type Manager struct {
 	files  *FileCache
 	logger *zap.Logger
 
-	mu      sync.Mutex
-	logs    map[TopicPartition]*Log
-	loaded  map[TopicPartition]*Log   // opened by LoadExisting, not yet claimed by Open
-	where   map[TopicPartition]string // directory of each log in logs or loaded
+	mu     sync.Mutex
+	logs   map[TopicPartition]*Log
+	loaded map[TopicPartition]*Log   // opened by LoadExisting, not yet claimed by Open
+	where  map[TopicPartition]string // directory of each log in logs or loaded
 	// unlisted are the directories that could not be created or listed
 	// (only with several); pending the partitions refused while there is
 	// one, each with the directory that may hold it.
 	unlisted map[string]error
 	pending  map[TopicPartition]string
-	loading chan struct{}             // closed when a running LoadExisting ends
-	closed  bool
+	loading  chan struct{} // closed when a running LoadExisting ends
+	closed   bool
 
 	stop chan struct{}
 	wg   sync.WaitGroup
