@@ -87,17 +87,26 @@ func TestProcessOneOfTwoLogDirsFull(t *testing.T) {
 		})
 		return resp
 	}
+	// The metadata has broker 1 in every ISR from the start: wait until
+	// it has opened the logs.
 	where := map[int32]string{}
-	for _, d := range describe().Dirs {
-		if d.ErrorCode != 0 || (d.Dir != fs.Dir && d.Dir != other) {
-			t.Fatalf("broker 1 log dir %s: error %d", d.Dir, d.ErrorCode)
-		}
-		for _, dt := range d.Topics {
-			for _, dp := range dt.Partitions {
-				where[dp.Partition] = d.Dir
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		clear(where)
+		for _, d := range describe().Dirs {
+			if d.ErrorCode != 0 || (d.Dir != fs.Dir && d.Dir != other) {
+				t.Fatalf("broker 1 log dir %s: error %d", d.Dir, d.ErrorCode)
+			}
+			for _, dt := range d.Topics {
+				for _, dp := range dt.Partitions {
+					where[dp.Partition] = d.Dir
+				}
 			}
 		}
-	}
+		if len(where) != parts {
+			return fmt.Errorf("broker 1 describes %d partitions", len(where))
+		}
+		return nil
+	})
 	var onFull, onOther []int32
 	for p := int32(0); p < parts; p++ {
 		switch where[p] {
