@@ -99,6 +99,10 @@ type Config struct {
 	PreferredLeaderInterval time.Duration
 	// RaftTimeout is Raft's heartbeat and election timeout (default 1s).
 	RaftTimeout time.Duration
+	// ObserverTimeout is how long DescribeQuorum keeps listing an
+	// observer the leader has not heard from (Kafka's observer session,
+	// 5 minutes by default).
+	ObserverTimeout time.Duration
 
 	// Dial opens connections to other controllers (nil: plain TCP).
 	Dial DialFunc
@@ -176,6 +180,9 @@ func Start(cfg Config) (*Node, error) {
 	}
 	if cfg.Dial == nil {
 		cfg.Dial = defaultDial
+	}
+	if cfg.ObserverTimeout <= 0 {
+		cfg.ObserverTimeout = 5 * time.Minute
 	}
 	if cfg.ListenerName == "" {
 		cfg.ListenerName = "CONTROLLER"

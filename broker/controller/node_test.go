@@ -20,10 +20,13 @@ type testQuorum struct {
 	dirs   []string
 	voters []Voter
 	nodes  []*Node
+	tune   func(*Config) // adjusts every node's config (nil: none)
 }
 
-func newQuorum(t *testing.T, n int) *testQuorum {
-	q := &testQuorum{t: t}
+func newQuorum(t *testing.T, n int) *testQuorum { return newQuorumTuned(t, n, nil) }
+
+func newQuorumTuned(t *testing.T, n int, tune func(*Config)) *testQuorum {
+	q := &testQuorum{t: t, tune: tune}
 	var lns []net.Listener
 	for i := 0; i < n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -56,12 +59,16 @@ func (q *testQuorum) start(i int, ln net.Listener) {
 			q.t.Fatal(err)
 		}
 	}
-	nd, err := Start(Config{
+	cfg := Config{
 		NodeID: int32(i + 1), Listener: ln, Voters: q.voters, Dir: q.dirs[i],
 		HeartbeatInterval: 50 * time.Millisecond, SessionTimeout: 600 * time.Millisecond,
 		RaftTimeout: 300 * time.Millisecond, PreferredLeaderInterval: -1,
 		Logger: zaptest.NewLogger(q.t).Named(fmt.Sprintf("node%d", i+1)),
-	})
+	}
+	if q.tune != nil {
+		q.tune(&cfg)
+	}
+	nd, err := Start(cfg)
 	if err != nil {
 		q.t.Fatal(err)
 	}

@@ -103,6 +103,9 @@ type quorumTracker struct {
 	samples []indexSample
 	// dirs are directory ids given to AddVoter (until a report comes).
 	dirs map[int32]metadata.UUID
+	// since is when this term's tracking started (the leader's election,
+	// as far as the tracker knows).
+	since time.Time
 }
 
 const sampleKeep = 2 * time.Minute
@@ -113,6 +116,7 @@ func (q *quorumTracker) resetFor(term uint64) {
 		q.members = map[int32]*memberState{}
 		q.samples = nil
 		q.dirs = map[int32]metadata.UUID{}
+		q.since = time.Now()
 	}
 }
 
@@ -259,13 +263,27 @@ func (n *Node) describeLocal() (metadata.QuorumState, error) {
 		if s.Suffrage == raft.Voter {
 			rep.Endpoints = n.endpoint(listener, s.Address)
 			st.Voters = append(st.Voters, rep)
-		} else {
+		} else if n.observerActive(term, id, now) {
 			st.Observers = append(st.Observers, rep)
 		}
 	}
 	sort.Slice(st.Voters, func(i, j int) bool { return st.Voters[i].ID < st.Voters[j].ID })
 	sort.Slice(st.Observers, func(i, j int) bool { return st.Observers[i].ID < st.Observers[j].ID })
 	return st, nil
+}
+
+// observerActive reports whether DescribeQuorum lists observer id: as
+// Kafka's leader, only while it was heard from within the observer
+// session (Config.ObserverTimeout); one not heard from yet is listed
+// for that long after this leader's election. A stopped observer stays
+// a Raft nonvoter until UnregisterBroker.
+func (n *Node) observerActive(term uint64, id int32, now time.Time) bool {
+	if m, ok := n.quorum.member(term, id); ok {
+		return now.Sub(m.lastFetch) <= n.cfg.ObserverTimeout
+	}
+	n.quorum.mu.Lock()
+	defer n.quorum.mu.Unlock()
+	return now.Sub(n.quorum.since) <= n.cfg.ObserverTimeout
 }
 
 // quorumCall runs a quorum RPC on the leader (locally when this node

@@ -276,3 +276,52 @@ func TestRemoveLastVoterRefused(t *testing.T) {
 		return nil
 	})
 }
+
+// An observer the leader no longer hears from leaves DescribeQuorum
+// after the observer session (Kafka's leader forgets observers that stop
+// fetching); it stays a Raft nonvoter until it is unregistered, and
+// shows again when it comes back.
+func TestSilentObserverLeavesDescribe(t *testing.T) {
+	q := newQuorumTuned(t, 3, func(c *Config) { c.ObserverTimeout = time.Second })
+	obs := q.addObserver(4)
+	describe(t, q.nodes[0], func(st metadata.QuorumState) error {
+		if !slices.Equal(ids(st.Observers), []int32{4}) {
+			return fmt.Errorf("observers %v", ids(st.Observers))
+		}
+		return nil
+	})
+	obs.Close()
+	describe(t, q.nodes[0], func(st metadata.QuorumState) error {
+		if len(st.Observers) != 0 {
+			return fmt.Errorf("observers %v after observer 4 stopped", ids(st.Observers))
+		}
+		return nil
+	})
+	servers, err := q.nodes[0].configuration()
+	if err != nil || len(servers) != 4 {
+		t.Fatalf("raft configuration %v: %v", servers, err)
+	}
+}
+
+// lastCaughtUpTimestamp: the leader's time of the newest entry a replica
+// had at its last report.
+func TestTrackerCaughtUp(t *testing.T) {
+	var q quorumTracker
+	t0 := time.Unix(1000, 0)
+	q.observe(1, 2, RaftReport{LastIndex: 5}, t0, 5) // caught up at t0
+	q.observe(1, 3, RaftReport{LastIndex: 5}, t0.Add(time.Second), 8)
+	q.observe(1, 3, RaftReport{LastIndex: 8}, t0.Add(2*time.Second), 9)
+	m2, _ := q.member(1, 2)
+	m3, _ := q.member(1, 3)
+	if !m2.caughtUp.Equal(t0) || !m2.lastFetch.Equal(t0) {
+		t.Fatalf("node 2: %+v", m2)
+	}
+	// Node 3 had 8 at 2s, which the leader's log ended at since 1s.
+	if !m3.caughtUp.Equal(t0.Add(time.Second)) || !m3.lastFetch.Equal(t0.Add(2*time.Second)) {
+		t.Fatalf("node 3: caught up %v, last fetch %v", m3.caughtUp, m3.lastFetch)
+	}
+	// A new term forgets everything.
+	if _, ok := q.member(2, 3); ok {
+		t.Fatal("node 3 known in term 2")
+	}
+}
