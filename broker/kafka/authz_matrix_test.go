@@ -382,6 +382,24 @@ func authzCases() []authzCase {
 			code: topicCode(func(r *kmsg.ElectLeadersResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode }),
 			// One broker: its only replica already leads.
 			ok: kerr.ElectionNotNeeded.Code, denied: kerr.ClusterAuthorizationFailed.Code},
+		{name: "AlterPartitionReassignments", setup: withTopic, grant: clusterACL(acl.OpAlter),
+			req: func(res string) kmsg.Request {
+				req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+				rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+				rt.Topic = res
+				rt.Partitions = []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{0}}}
+				req.Topics = append(req.Topics, rt)
+				return req
+			},
+			code: topicCode(func(r *kmsg.AlterPartitionAssignmentsResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode }),
+			// One broker: the partition is on it already.
+			ok: 0, denied: kerr.ClusterAuthorizationFailed.Code},
+		{name: "ListPartitionReassignments", grant: clusterACL(acl.OpDescribe),
+			req: func(res string) kmsg.Request {
+				return kmsg.NewPtrListPartitionReassignmentsRequest()
+			},
+			code: topicCode(func(r *kmsg.ListPartitionReassignmentsResponse) int16 { return r.ErrorCode }),
+			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "DescribeLogDirs", grant: clusterACL(acl.OpDescribe),
 			req: func(res string) kmsg.Request {
 				req := kmsg.NewPtrDescribeLogDirsRequest()

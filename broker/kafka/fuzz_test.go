@@ -207,6 +207,19 @@ func fuzzSeeds() [][]byte {
 		l.Version, l.StateFilters, l.ProducerIDFilters, l.DurationFilterMillis, l.TransactionalIDPattern = 2, []string{"Ongoing", "x"}, []int64{1}, 0, kmsg.StringPtr("t.*")
 		add(l)
 	}
+	// Reassignments (reassign): start (a broker twice too), cancel, list.
+	{
+		r := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+		r.TimeoutMillis = 1000
+		r.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "fuzz", Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{
+			{Partition: 0, Replicas: []int32{1}}, {Partition: 1, Replicas: []int32{1, 1}}, {Partition: 2, Replicas: nil},
+		}}}
+		add(r)
+		add(kmsg.NewPtrListPartitionReassignmentsRequest())
+		lr := kmsg.NewPtrListPartitionReassignmentsRequest()
+		lr.Topics = []kmsg.ListPartitionReassignmentsRequestTopic{{Topic: "fuzz", Partitions: []int32{0, 5, -1}}}
+		add(lr)
+	}
 	return out
 }
 
