@@ -198,6 +198,14 @@ func TestMetadataQuorumCommand(t *testing.T) {
 		return nil
 	})
 
+	out, err := run("describe", "--replication", "--human-readable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(regexp.MustCompile(`(?m)^\d+\s+\S+\s+\d+\s+\d+\s+\d+ ms ago\s+\d+ ms ago\s+(Leader|Follower)\s*$`).FindAllString(out, -1)); n != 3 {
+		t.Fatalf("describe --replication --human-readable: %d rows of 3:\n%s", n, out)
+	}
+
 	// A steady acks=all load through the whole change.
 	const parts = 3
 	c.CreateTopic("steady", parts, 3, map[string]string{"min.insync.replicas": "2"})
@@ -218,7 +226,7 @@ func TestMetadataQuorumCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir4 := b4.Node().DirectoryID()
-	out, err := run("--command-config", props, "add-controller")
+	out, err = run("--command-config", props, "add-controller")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -436,6 +436,11 @@ func (n *Node) addVoterLocal(a VoterArgs) error {
 	if m.report.LastIndex < n.raft.CommitIndex() && now.Sub(m.caughtUp) > n.cfg.SessionTimeout {
 		return fmt.Errorf("%w: Aborted add voter operation for %s since it is lagging behind", metadata.ErrVoterNotReady, key)
 	}
+	// As Kafka's leader sends ApiVersions to the new voter's endpoint:
+	// the endpoint must reach that node.
+	if err := n.identify(addr, a.ID, m.report.DirectoryID); err != nil {
+		return fmt.Errorf("%w: New voter %s is not ready to receive requests at %s: %v", metadata.ErrVoterNotReady, key, addr, err)
+	}
 	if err := n.raft.AddVoter(raft.ServerID(strconv.Itoa(int(a.ID))), raft.ServerAddress(addr), 0, changeTimeout).Error(); err != nil {
 		return membershipError(err)
 	}
@@ -606,6 +611,35 @@ func (n *Node) joinLocal(a JoinArgs) error {
 		return membershipError(err)
 	}
 	n.log.Info("observer joined the controller quorum", zap.Int32("node", a.ID), zap.String("addr", a.Addr))
+	return nil
+}
+
+// IdentifyReply is who answers at a controller address.
+type IdentifyReply struct {
+	ID          int32         `json:"id"`
+	DirectoryID metadata.UUID `json:"directory_id"`
+}
+
+// identify checks that the controller at addr is node id with directory
+// id dir.
+func (n *Node) identify(addr string, id int32, dir metadata.UUID) error {
+	rc := &rpcClient{dial: n.cfg.Dial}
+	defer rc.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*n.cfg.RaftTimeout+time.Second)
+	defer cancel()
+	var reply IdentifyReply
+	if err := rc.call(ctx, addr, "Identify", struct{}{}, &reply); err != nil {
+		return err
+	}
+	if reply.ID != id || reply.DirectoryID != dir {
+		return fmt.Errorf("the controller there is %s", replicaKey(reply.ID, reply.DirectoryID))
+	}
+	return nil
+}
+
+// Identify answers who this node is (any node).
+func (s *service) Identify(_ struct{}, reply *IdentifyReply) error {
+	reply.ID, reply.DirectoryID = s.n.cfg.NodeID, s.n.dirID
 	return nil
 }
 

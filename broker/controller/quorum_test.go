@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +143,10 @@ func TestReplaceVoterWhileServing(t *testing.T) {
 	}
 	if err := obs.AddVoter(ctx, 4, newDirectoryID(), ep); !errors.Is(err, metadata.ErrVoterNotReady) {
 		t.Fatalf("adding voter 4 with another directory id: %v", err)
+	}
+	wrong := []metadata.QuorumEndpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(q.nodes[2].Addr().(*net.TCPAddr).Port)}}
+	if err := obs.AddVoter(ctx, 4, obs.DirectoryID(), wrong); !errors.Is(err, metadata.ErrVoterNotReady) || !strings.Contains(err.Error(), "the controller there is ReplicaKey(id=3") {
+		t.Fatalf("adding voter 4 at node 3's address: %v", err)
 	}
 	if err := obs.AddVoter(ctx, 5, newDirectoryID(), ep); !errors.Is(err, metadata.ErrVoterNotReady) {
 		t.Fatalf("adding voter 5, which does not run: %v", err)
