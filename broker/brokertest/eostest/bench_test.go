@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/broker/brokertest"
 	"weir/broker/brokertest/testbroker"
 )
 
@@ -87,10 +88,38 @@ func BenchmarkTxnProduce(b *testing.B) {
 	b.Run("txn100ms", run(100*time.Millisecond))
 }
 
+// BenchmarkTxnProduceCluster: BenchmarkTxnProduce on an in-process
+// cluster of 3 weir brokers (brokertest.NewCluster), the topic's 3
+// partitions with one replica each, so each broker leads one and at most
+// one of them is on the transaction coordinator's broker; the
+// __transaction_state partitions have 3 replicas. What it adds to the
+// single broker: the first produce of a transaction to a partition is
+// verified with the coordinator over the inter-broker listener, markers
+// go to the other brokers, and every __transaction_state write waits for
+// its followers. weir only (EOS_BENCH_TARGET=kafka skips it).
+func BenchmarkTxnProduceCluster(b *testing.B) {
+	if os.Getenv("EOS_BENCH_TARGET") == "kafka" {
+		b.Skip("weir only")
+	}
+	pendingOnWeir(b, "bench/txn-produce")
+	run := func(every time.Duration) func(b *testing.B) {
+		return func(b *testing.B) {
+			c := brokertest.NewCluster(b, brokertest.Brokers(3))
+			topic := "bench-cluster"
+			c.CreateTopic(topic, 3, 1, nil)
+			seeds := c.Addrs()
+			warmTransactions(b, seeds, topic)
+			produceBench(b, seeds, topic, every)
+		}
+	}
+	b.Run("idempotent", run(0))
+	b.Run("txn100ms", run(100*time.Millisecond))
+}
+
 // warmTransactions commits one transaction to topic before the timing
 // starts: the first one waits for the transaction state topic to be
 // created and its coordinator loaded (seconds on Kafka).
-func warmTransactions(b *testing.B, seeds []string, topic string) {
+func warmTransactions(b testing.TB, seeds []string, topic string) {
 	b.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
 		kgo.TransactionalID(fmt.Sprintf("bench-warm-%d", time.Now().UnixNano())))
