@@ -67,14 +67,12 @@ func benchTopic(b *testing.B, seeds []string, name string, partitions int32) str
 // every 100 ms (issue 17's target: at least 0.8x the baseline).
 //
 // On weir every run (each b.N round of each sub-benchmark) gets a broker
-// of its own over a new directory, removed after it: the gigabytes the
-// previous run wrote leave with their directory instead of sitting in
-// the page cache as dirty pages, whose writeback and the kernel's
-// throttling of writers (vm.dirty_background_ratio, vm.dirty_ratio)
-// would slow down whichever run came second. With one broker for both,
-// the transactional run, always second, measured ~0.3x the baseline on a
-// quiet machine, and so did a non-transactional producer flushing every
-// 100 ms after the same 2.5 GB (BENCHMARKS.md).
+// of its own over a new directory, removed after it: with one broker for
+// both, the transactional run, always second, inherited the gigabytes the
+// baseline had written (dirty pages, page cache, the log) and measured
+// ~0.3x the baseline on a quiet machine, and a non-transactional producer
+// flushing every 100 ms after the same 2.5 GB was as slow
+// (BENCHMARKS.md).
 func BenchmarkTxnProduce(b *testing.B) {
 	run := func(every time.Duration) func(b *testing.B) {
 		return func(b *testing.B) {
