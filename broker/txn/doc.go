@@ -52,6 +52,13 @@
 //     newest usable snapshot and replays batch headers from there to the log
 //     end (Log.ScanBatches), serializes check+append+apply, snapshots
 //     periodically and at Close, and expires idle producers.
+//   - Transaction verification (verify.go, KIP-890 part 1, Kafka's
+//     VerificationGuard): StartVerification before a client's
+//     transactional produce asks the coordinator (nil: the producer's
+//     transaction is ongoing here, no need), AppendVerified refuses a
+//     batch that would begin a transaction without a current guard
+//     (INVALID_TXN_STATE); any transactional append or marker of the
+//     producer uses its guard up.
 //   - Allocator (pid.go) hands out producer ids, reserving them in blocks
 //     from a BlockStore (FileBlockStore: a file in the data directory, made
 //     durable before any id of the block is used), so ids are never reused
