@@ -190,6 +190,16 @@ func (r *Runner) Apply(ctx context.Context, cfg *Config) (changed []string, err 
 	}
 	r.mu.Lock()
 	r.comps, r.want = comps, want
+	if r.wg != nil {
+		// Singletons run only where the group places them: never
+		// started here before the group says so.
+		r.wg.single = map[string]bool{}
+		for _, s := range cfg.Sources {
+			if s.Connector.Placement == connectors.Singleton {
+				r.wg.single[s.ID()] = true
+			}
+		}
+	}
 	changed = r.reconcileLocked()
 	r.mu.Unlock()
 	r.workerApplied(cfg)

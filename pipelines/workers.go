@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +56,13 @@ type workerState struct {
 
 	mu      sync.Mutex
 	statics map[string]string // consumer group → static instance id, to leave on Stop
+
+	// The status reporter (status.go).
+	pipelines  string // hash of the applied pipeline files (r.mu)
+	placement  map[string]string
+	stat       *statusWriter
+	statCancel context.CancelFunc
+	statDone   chan struct{}
 }
 
 func (r *Runner) newWorker(o WorkerOptions) error {
@@ -120,23 +129,28 @@ func (r *Runner) workerApplied(cfg *Config) {
 		return
 	}
 	offered := map[string]string{}
-	single := map[string]bool{}
 	h := sha256.New()
 	var lines []string
 	for _, s := range cfg.Sources {
 		if s.Connector.Placement == connectors.Singleton {
-			offered[s.ID()] = s.Hash
-			single[s.ID()] = true
-			lines = append(lines, s.ID()+"="+s.Hash)
+			var bt []string
+			for _, b := range s.BlockTopics {
+				bt = append(bt, b.Block+" "+b.Label+" "+b.Topic)
+			}
+			hs := settingsHash("source", s.Kind, rawJSON(s.Raw), s.Topic, strconv.FormatBool(s.ExactlyOnce), strings.Join(bt, ","))
+			offered[s.ID()] = hs
+			lines = append(lines, s.ID()+"="+hs)
 		}
 	}
 	// Per-worker sources may differ from host to host (paths, ports);
-	// everything else must be the same on every worker.
+	// everything else must be the same on every worker. The components'
+	// own Hash covers every variable (a reload restarts on any change),
+	// so these hashes are of the effective settings only.
 	for _, s := range cfg.Streams {
-		lines = append(lines, s.ID()+"="+s.Hash)
+		lines = append(lines, s.ID()+"="+settingsHash("stream", strings.Join(s.From, ","), s.To, s.Group, s.Balancer, strconv.FormatBool(s.ExactlyOnce)))
 	}
 	for _, s := range cfg.Sinks {
-		lines = append(lines, s.ID()+"="+s.Hash)
+		lines = append(lines, s.ID()+"="+settingsHash("sink", s.Kind, rawJSON(s.Raw), strings.Join(s.From, ","), s.Group, s.Balancer, s.InstanceID))
 	}
 	for _, t := range cfg.Topics {
 		lines = append(lines, "topic."+t.Name+"="+t.Hash)
@@ -146,12 +160,23 @@ func (r *Runner) workerApplied(cfg *Config) {
 		h.Write([]byte(l))
 		h.Write([]byte{'\n'})
 	}
+	placement := map[string]string{}
+	for _, s := range cfg.Sources {
+		placement[s.ID()] = s.Connector.Placement.String()
+	}
+	for _, s := range cfg.Streams {
+		placement[s.ID()] = "partitions"
+	}
+	for _, s := range cfg.Sinks {
+		placement[s.ID()] = "partitions"
+	}
+	hash := hex.EncodeToString(h.Sum(nil))[:16]
 	r.mu.Lock()
-	w.single = single
-	r.reconcileLocked() // singletons newly declared wait for the group
+	w.pipelines, w.placement = hash, placement
 	r.mu.Unlock()
-	w.g.Update(hex.EncodeToString(h.Sum(nil))[:16], offered)
+	w.g.Update(hash, offered)
 	w.started.Do(func() {
+		r.startStatus()
 		ctx, cancel := context.WithCancel(context.Background())
 		w.cancel = cancel
 		go func() {
@@ -162,6 +187,16 @@ func (r *Runner) workerApplied(cfg *Config) {
 			}
 		}()
 	})
+}
+
+// settingsHash identifies settings across workers.
+func settingsHash(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // sourceOptions are the runtime options of a source block.
@@ -222,6 +257,7 @@ func (r *Runner) stopWorker() {
 		w.cancel()
 		<-w.done
 	}
+	r.stopStatus()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

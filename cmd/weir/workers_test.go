@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -93,6 +94,7 @@ func TestWorkerGroup(t *testing.T) {
 			srv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(32))")
 			prefix := fmt.Sprintf("wg%d", time.Now().UnixNano()%1e9)
 			group := prefix + "-workers"
+			pipelineFile := filepath.Join(dir, "pipeline.hcl")
 			start := func(id string) *workerProc {
 				logFile := filepath.Join(dir, id+".app.log")
 				if _, err := os.Stat(logFile); err != nil {
@@ -103,7 +105,7 @@ func TestWorkerGroup(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				w.cmd = exec.Command(bin, "run", filepath.Join(dir, "pipeline.hcl"), "--status", "off", "--watch-interval", "0",
+				w.cmd = exec.Command(bin, "run", pipelineFile, "--status", "off", "--watch-interval", "0",
 					"--group", group, "--worker-id", id,
 					"--var", "brokers="+tg.Addr, "--var", "prefix="+prefix, "--var", "log_file="+logFile,
 					"--var", "mysql_host="+srv.Host, "--var", fmt.Sprintf("mysql_port=%d", srv.Port),
@@ -195,11 +197,43 @@ func TestWorkerGroup(t *testing.T) {
 			if killTook > 10*time.Second {
 				t.Errorf("failover after kill -9 took %v, want at most 10s", killTook)
 			}
+			// weir status, from a process that runs no worker: the killed
+			// worker is not reporting, the singleton runs elsewhere.
+			status := func(want ...string) string {
+				var out string
+				testkit.CheckFor(t, 20*time.Second, func() error {
+					o, e, err := runWeir(t, "", "status", "--group", group, "--brokers", tg.Addr)
+					if err != nil {
+						return fmt.Errorf("%v: %s", err, e)
+					}
+					out = o
+					for _, w := range want {
+						if !regexpLine(o, w) {
+							return fmt.Errorf("no line matching %q in\n%s", w, o)
+						}
+					}
+					return nil
+				})
+				return out
+			}
+			live := strings.NewReplacer("w1", "(w2|w3)", "w2", "(w1|w3)", "w3", "(w1|w2)").Replace(victim)
+			out := status(victim+` +not reporting .*`, `source\.shop +singleton +`+live+` +running +[0-9].*`,
+				`source\.logs +per-worker +`+victim+` +running \(worker not reporting for .*`)
+			t.Logf("weir status after the kill -9 of %s:\n%s", victim, out)
 			workers[victim] = start(victim) // restarted with its id: no rebalance of the others' work
 			// SIGTERM the new owner: graceful hand-off.
 			victim = owner()
 			t0 = time.Now()
 			workers[victim].cmd.Process.Signal(syscall.SIGTERM)
+			// The row is written after the worker exited: only the new
+			// owner can capture it.
+			testkit.CheckFor(t, 10*time.Second, func() error {
+				if workers[victim].cmd.ProcessState == nil {
+					return errors.New("still running")
+				}
+				return nil
+			})
+			t.Logf("%s: %s exited %v after SIGTERM", tg.Name, victim, time.Since(t0).Round(10*time.Millisecond))
 			id = insert()
 			waitRow(id, 30*time.Second)
 			termTook := time.Since(t0)
@@ -211,6 +245,26 @@ func TestWorkerGroup(t *testing.T) {
 				insert()
 			}
 			waitRow(next-1, 30*time.Second)
+			// A worker with different pipeline files is reported and gets
+			// no singleton whose settings differ.
+			other := filepath.Join(dir, "other.hcl")
+			os.WriteFile(other, []byte(strings.Replace(workerPipeline, `heartbeat_interval = "1s"`, `heartbeat_interval = "2s"`, 1)), 0o644)
+			pipelineFile = other
+			workers["w4"] = start("w4")
+			out = status(`w4 +running +[0-9a-f]{16} .*`, `WARNING: the workers of `+group+` loaded different pipeline files: .*w4 .*`)
+			t.Logf("weir status with w4's different files:\n%s", out)
+			n := 0
+			for _, l := range strings.Split(out, "\n") {
+				if regexpLine(l, `source\.shop +singleton +\S+ +running +[0-9].*`) {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("status shows source.shop running on %d live workers, want 1:\n%s", n, out)
+			}
+			if runs(workers["w4"].log, "source.shop") {
+				t.Errorf("w4, whose mysql source settings differ, runs it")
+			}
 			ids, err := canalIDs(tg.Addr, rowsTopic)
 			if err != nil {
 				t.Fatal(err)

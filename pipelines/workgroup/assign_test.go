@@ -116,5 +116,21 @@ func FuzzDecode(f *testing.F) {
 		if a, err := DecodeAssignment(b); err == nil {
 			_ = a.Mismatched()
 		}
+		// Status records: a decoded one is kept by the reader under its key.
+		rd := NewStatusReader("g")
+		if w, err := DecodeWorkerStatus(b); err == nil {
+			if err := rd.AddRecord([]byte(WorkerKey("g", w.Worker)), b); err != nil {
+				t.Fatalf("decoded worker status refused: %v", err)
+			}
+			if st := rd.Status(); len(st.Workers) != 1 || len(st.PipelineGroups()) > 1 {
+				t.Fatalf("view %+v", st)
+			}
+		}
+		if c, err := DecodeComponentStatus(b); err == nil {
+			if err := rd.AddRecord([]byte(ComponentKey("g", c.Component, c.Worker)), b); err != nil {
+				t.Fatalf("decoded component status refused: %v", err)
+			}
+		}
+		_ = rd.AddRecord([]byte("g/x"), b)
 	})
 }
