@@ -84,8 +84,8 @@ func moveOnce(b *testing.B, c *Cluster, topic string, sizeMiB, rateMiB int) move
 	var at11 time.Time
 	var size11 int64
 	for {
-		p := c.Partition(topic, 0)
-		if !p.Reassigning() {
+		// The reassignment may not be applied on the broker read yet.
+		if p := c.Partition(topic, 0); !p.Reassigning() && len(p.Replicas) == 1 && p.Replicas[0] == 2 {
 			break
 		}
 		if l := c.Broker(2).Log(topic, 0); l != nil && at11.IsZero() && time.Since(start) >= 11*time.Second {

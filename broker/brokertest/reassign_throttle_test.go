@@ -105,7 +105,7 @@ func TestReassignThrottleCommand(t *testing.T) {
 		t.Fatalf("broker 2 follower.replication.throttled.rate = %q", got)
 	}
 	c.WaitFor(2*time.Minute, func() error {
-		if p := c.Partition("big", 0); p.Reassigning() {
+		if p := c.Partition("big", 0); p.Reassigning() || !slices.Equal(p.Replicas, []int32{2}) {
 			return fmt.Errorf("big-0 still moving (broker 2 has %d bytes)", c.Broker(2).Log("big", 0).Size())
 		}
 		return nil
