@@ -403,6 +403,12 @@ func (s *Server) followTxnLeadership(rp *replica.Partition) {
 			return
 		}
 	}
+	if coord.Partitions() == 0 {
+		// The coordinator is creating the state topic (ensure): when
+		// it starts it loads every partition this broker leads then,
+		// this one included (its role is decided already).
+		return
+	}
 	ts.loadMu.Lock()
 	defer ts.loadMu.Unlock()
 	p := rp.Index
