@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"weir/connectors/mysql/mysqltest"
+	"weir/internal/kafkaclient"
 	"weir/internal/testkit"
 	"weir/internal/txntest"
 	"weir/internal/weirbin"
@@ -31,6 +35,7 @@ variable "mysql_port" { type = number }
 variable "mysql_user" { type = string }
 variable "mysql_password" { type = string }
 variable "db" { type = string }
+variable "out_file" { type = string }
 
 broker {
   brokers = [var.brokers]
@@ -65,6 +70,12 @@ source "file" "logs" {
   topic    = topic.lines
   include  = [var.log_file]
   encoding = "json"
+}
+
+sink "file-sink" "out" {
+  from   = [topic.lines]
+  path   = var.out_file
+  format = "raw"
 }
 `
 
@@ -107,7 +118,7 @@ func TestWorkerGroup(t *testing.T) {
 				}
 				w.cmd = exec.Command(bin, "run", pipelineFile, "--status", "off", "--watch-interval", "0",
 					"--group", group, "--worker-id", id,
-					"--var", "brokers="+tg.Addr, "--var", "prefix="+prefix, "--var", "log_file="+logFile,
+					"--var", "brokers="+tg.Addr, "--var", "prefix="+prefix, "--var", "log_file="+logFile, "--var", "out_file="+filepath.Join(dir, id+".out"),
 					"--var", "mysql_host="+srv.Host, "--var", fmt.Sprintf("mysql_port=%d", srv.Port),
 					"--var", "mysql_user="+mysqltest.CDCUser, "--var", "mysql_password="+mysqltest.CDCPassword, "--var", "db="+db)
 				w.cmd.Stdout, w.cmd.Stderr = f, f
@@ -190,9 +201,15 @@ func TestWorkerGroup(t *testing.T) {
 			victim := owner()
 			t0 := time.Now()
 			workers[victim].cmd.Process.Signal(syscall.SIGKILL)
+			probeKill := probe(t, tg.Addr, prefix+".lines", "kill")
 			id := insert()
 			waitRow(id, 30*time.Second)
 			killTook := time.Since(t0)
+			sinkKill := waitProbes(t, dir, probeKill, t0)
+			t.Logf("%s: after kill -9 of %s its sink partitions were consumed elsewhere within %v", tg.Name, victim, sinkKill.Round(10*time.Millisecond))
+			if sinkKill > 10*time.Second {
+				t.Errorf("sink failover after kill -9 took %v, want at most 10s", sinkKill)
+			}
 			t.Logf("%s: after kill -9 of %s the mysql source ran again elsewhere within %v", tg.Name, victim, killTook.Round(10*time.Millisecond))
 			if killTook > 10*time.Second {
 				t.Errorf("failover after kill -9 took %v, want at most 10s", killTook)
@@ -234,9 +251,15 @@ func TestWorkerGroup(t *testing.T) {
 				return nil
 			})
 			t.Logf("%s: %s exited %v after SIGTERM", tg.Name, victim, time.Since(t0).Round(10*time.Millisecond))
+			probeTerm := probe(t, tg.Addr, prefix+".lines", "term")
 			id = insert()
 			waitRow(id, 30*time.Second)
 			termTook := time.Since(t0)
+			sinkTerm := waitProbes(t, dir, probeTerm, t0)
+			t.Logf("%s: after SIGTERM of %s its sink partitions were consumed elsewhere within %v", tg.Name, victim, sinkTerm.Round(10*time.Millisecond))
+			if sinkTerm > 2*time.Second {
+				t.Errorf("sink hand-off after SIGTERM took %v, want at most 2s", sinkTerm)
+			}
 			t.Logf("%s: after SIGTERM of %s the mysql source ran again elsewhere within %v", tg.Name, victim, termTook.Round(10*time.Millisecond))
 			if termTook > 2*time.Second {
 				t.Errorf("hand-off after SIGTERM took %v, want at most 2s", termTook)
@@ -276,6 +299,49 @@ func TestWorkerGroup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// probe writes one record to every partition of topic and returns the
+// values.
+func probe(t *testing.T, addr, topic, tag string) []string {
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}}, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var vals []string
+	var recs []*kgo.Record
+	for p := int32(0); p < 3; p++ {
+		v := fmt.Sprintf("probe-%s-%d-%d", tag, p, time.Now().UnixNano())
+		vals = append(vals, v)
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte(v)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return vals
+}
+
+// waitProbes waits until every value is in some worker's sink output
+// (dir/*.out) and returns the time since t0.
+func waitProbes(t *testing.T, dir string, vals []string, t0 time.Time) time.Duration {
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.out"))
+		var all strings.Builder
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			all.Write(b)
+		}
+		for _, v := range vals {
+			if !strings.Contains(all.String(), v) {
+				return fmt.Errorf("%s not written by any sink yet", v)
+			}
+		}
+		return nil
+	})
+	return time.Since(t0)
 }
 
 // runs reports whether the worker's last assignment (its log) runs id.
