@@ -6,7 +6,8 @@
 // The metadata is a state machine. Every change is a Record (InitCluster,
 // RegisterBroker, CreateTopic, DeleteTopic, CreatePartitions,
 // AlterTopicConfig, ChangePartition — a partition's leader, leader epoch,
-// ISR and partition epoch — FenceBroker, CreateACLs/DeleteACLs (ACLs
+// ISR and partition epoch, and during a reassignment its replicas with
+// the adding and removing ones (reassign.go) — FenceBroker, CreateACLs/DeleteACLs (ACLs
 // with their ids, acls.go), ClientQuota: one quota value of a user /
 // client-id entity, quota.go, and UserScramCredential, a user's salted
 // SCRAM credential for one mechanism or its removal, scram.go); Image.Apply

@@ -16,6 +16,10 @@
 //	fetcher.go    one fetcher per leader broker: OffsetForLeaderEpoch
 //	              truncation, then Fetch with this broker's replica id,
 //	              appending the leader's batches as they are
+//	throttle.go   replication throttles (Kafka's ReplicationQuotaManager:
+//	              leader/follower.replication.throttled.rate against the
+//	              replicas the topics' *.replication.throttled.replicas
+//	              list; out-of-sync replicas only)
 //	client.go     a minimal one-request-at-a-time Kafka client (kmsg);
 //	              over TLS (Config.TLS: the inter-broker listener's
 //	              broker/tlsconf.Server) the fetcher dials the leader's

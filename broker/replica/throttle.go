@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"weir/broker/quota"
@@ -104,8 +105,15 @@ func (t *Throttle) Rate() float64 {
 	return t.rate.Measure(t.w, t.now().UnixMilli())
 }
 
-// throttledCache holds parsed throttled-replica lists by value.
-var throttledCache sync.Map // string -> throttledSet
+// throttledCache holds parsed throttled-replica lists by value; it is
+// emptied when it holds maxThrottledCache of them (values change with
+// each reassignment, a few are live at a time).
+var (
+	throttledCache     sync.Map // string -> throttledSet
+	throttledCacheSize atomic.Int64
+)
+
+const maxThrottledCache = 1024
 
 type throttledSet struct {
 	all   bool
@@ -122,6 +130,10 @@ func Throttled(value string, p, broker int32) bool {
 	v, ok := throttledCache.Load(value)
 	if !ok {
 		v = parseThrottled(value)
+		if throttledCacheSize.Add(1) > maxThrottledCache {
+			throttledCache.Clear()
+			throttledCacheSize.Store(1)
+		}
 		throttledCache.Store(value, v)
 	}
 	s := v.(throttledSet)
