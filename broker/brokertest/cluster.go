@@ -267,14 +267,32 @@ func (c *Cluster) Admin() *kadm.Client { return kadm.NewClient(c.Client()) }
 func (c *Cluster) CreateTopic(name string, partitions int32, rf int16, configs map[string]string) {
 	c.t.Helper()
 	var err error
+	running := 0
 	for _, b := range c.brokers {
-		if !b.Running() {
-			continue
+		if b.Running() {
+			running++
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		_, err = b.Node().CreateTopic(ctx, metadata.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
-		cancel()
-		break
+	}
+	// A running broker whose heartbeats were late on a loaded machine is
+	// fenced for a moment (the test session timeout is short): the
+	// controller then counts too few brokers for the replication factor,
+	// as Kafka answers INVALID_REPLICATION_FACTOR. With enough brokers
+	// running that is "not yet": retry until the deadline.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for _, b := range c.brokers {
+			if !b.Running() {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			_, err = b.Node().CreateTopic(ctx, metadata.TopicSpec{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
+			cancel()
+			break
+		}
+		if !errors.Is(err, metadata.ErrInvalidReplicationFactor) || int(rf) > running || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	// The create can be committed by a controller that then loses its
 	// leadership before answering; the node's retry then finds the topic
