@@ -243,3 +243,46 @@ func TestReassignSurvivesControllerFailover(t *testing.T) {
 		t.Fatalf("fo-0 after the move holds %v", got)
 	}
 }
+
+// TestReassignAwayFromStoppedBroker: a partition reassigned away from a
+// stopped broker completes without it (a removing replica need not catch
+// up), and the broker deletes its stray log when it restarts.
+func TestReassignAwayFromStoppedBroker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3-broker cluster")
+	}
+	c := NewCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := c.Broker(1).Node().CreateTopic(ctx, metadata.TopicSpec{Name: "st", Partitions: 1, ReplicationFactor: 2, Assignment: [][]int32{{1, 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor(20*time.Second, func() error { _, err := c.LeaderOf("st", 0); return err })
+	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	defer cl.Close()
+	produceSync(t, cl, "st", 0, seq("s", 0, 20)...)
+	dir := filepath.Join(c.Broker(3).DataDir(), "st-0")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("broker 3 has no st-0 log: %v", err)
+	}
+	c.Kill(3)
+	if codes := alterReassignments(t, cl, "st", map[int32][]int32{0: {1, 2}}); codes[0] != 0 {
+		t.Fatalf("reassigning st-0 answered %v", codes)
+	}
+	c.WaitFor(30*time.Second, func() error {
+		if p := c.Partition("st", 0); !slices.Equal(p.Replicas, []int32{1, 2}) || p.Reassigning() {
+			return fmt.Errorf("st-0 %+v", p)
+		}
+		return nil
+	})
+	c.Restart(3)
+	c.WaitFor(20*time.Second, func() error {
+		if _, err := os.Stat(dir); err == nil {
+			return fmt.Errorf("broker 3 still has %s", dir)
+		}
+		return nil
+	})
+	if got := consumeAll(t, c, "st", 0, 20); !slices.Equal(got, seq("s", 0, 20)) {
+		t.Fatalf("st-0 holds %v", got)
+	}
+}

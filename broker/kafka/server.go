@@ -289,7 +289,9 @@ func (s *Server) serve(ls []Listener) error {
 
 // warnOrphanLogs reports partition directories that no topic owns (a
 // delete interrupted by a crash, or a lost metadata file). They are left
-// alone: deleting data on a guess is worse than a warning.
+// alone: deleting data on a guess is worse than a warning. The logs of
+// partitions of known topics this broker is not a replica of (reassigned
+// away while it was down) are deleted: the metadata says where they went.
 func (s *Server) warnOrphanLogs() {
 	ol, ok := s.logs.(orphanLister)
 	if !ok {
@@ -305,9 +307,20 @@ func (s *Server) warnOrphanLogs() {
 	}
 	tab := s.parts.load()
 	for _, tp := range found {
-		if ts := tab[tp.Topic]; ts == nil || int(tp.Partition) >= len(ts.parts) {
+		ts := tab[tp.Topic]
+		if ts == nil || int(tp.Partition) >= len(ts.parts) {
 			s.log.Warn("partition log on disk belongs to no topic in the metadata; leaving it alone",
 				zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition))
+			continue
+		}
+		if !ts.parts[tp.Partition].hosted {
+			// A stray replica: the partition was reassigned away while
+			// this broker was down (Kafka's KRaft brokers delete them too).
+			s.log.Info("deleting the log of a partition this broker is no longer a replica of",
+				zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition))
+			if err := s.logs.Delete(tp.Topic, tp.Partition); err != nil {
+				s.log.Warn("deleting a stray partition log failed", zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition), zap.Error(err))
+			}
 		}
 	}
 }
