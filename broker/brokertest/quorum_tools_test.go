@@ -304,3 +304,47 @@ func TestRemoveLastVoterTool(t *testing.T) {
 	}
 	checkStatus(t, c, run, []int32{1}, nil)
 }
+
+// TestMetadataQuorumCommandBootstrapController: kafka-metadata-quorum
+// with --bootstrap-controller reaches weir's controller port (which also
+// speaks the Kafka protocol): describe, add-controller and
+// remove-controller give Kafka's output there too.
+func TestMetadataQuorumCommandBootstrapController(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts JVMs")
+	}
+	kafkatools.Require(t)
+	c := NewCluster(t, Brokers(3))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := func(args ...string) (string, error) {
+		return kafkatools.Run(ctx, kafkatools.MetadataQuorumCommand, append([]string{"--bootstrap-controller", c.Broker(3).ControllerAddr()}, args...)...)
+	}
+	checkStatus(t, c, run, []int32{1, 2, 3}, nil)
+	b4 := c.AddBroker()
+	props := filepath.Join(t.TempDir(), "controller4.properties")
+	content := fmt.Sprintf("node.id=4\nprocess.roles=broker,controller\nmetadata.log.dir=%s\nlisteners=CONTROLLER://%s\ncontroller.listener.names=CONTROLLER\n",
+		filepath.Join(b4.DataDir(), "controller"), b4.ControllerAddr())
+	if err := os.WriteFile(props, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run("--command-config", props, "add-controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("Added controller 4 with directory id %s and endpoints: CONTROLLER://%s", b4.Node().DirectoryID(), b4.ControllerAddr()); !strings.Contains(out, want) {
+		t.Fatalf("add-controller printed:\n%s\nwant %q", out, want)
+	}
+	dir2 := c.Broker(2).Node().DirectoryID()
+	if _, err := run("remove-controller", "--controller-id", "2", "--controller-directory-id", dir2.String()); err != nil {
+		t.Fatal(err)
+	}
+	checkStatus(t, c, run, []int32{1, 3, 4}, []int32{2})
+	out, err = run("describe", "--replication")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := replicationRows(t, out); len(rows) != 4 || rows[2][6] != "Observer" {
+		t.Fatalf("describe --replication:\n%s", out)
+	}
+}

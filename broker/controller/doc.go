@@ -45,6 +45,9 @@
 //	              heartbeats), AddVoter/RemoveVoter on Raft's membership
 //	              changes (observers are Raft nonvoters; a node not in
 //	              the voter list joins as one), UnregisterBroker
+//	kafkaport.go  the controller port's Kafka-protocol connections (first
+//	              byte 0) as a listener broker/node serves: Kafka's tools
+//	              with --bootstrap-controller
 //	metaprops.go  meta.properties in the Raft directory: the node's
 //	              directory id, as kafka-metadata-quorum add-controller
 //	              reads it

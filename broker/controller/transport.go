@@ -21,6 +21,8 @@ import (
 //	'R'  Raft (hashicorp/raft NetworkTransport framing)
 //	'C'  controller RPC: net/rpc with the JSON codec, service "Controller"
 //	     (Heartbeat, Command, Join), served by the Raft leader
+//	0    the Kafka protocol (a request's size starts with a zero byte),
+//	     for Kafka's tools with --bootstrap-controller (kafkaport.go)
 const (
 	protoRaft byte = 'R'
 	protoRPC  byte = 'C'
@@ -44,6 +46,7 @@ type mux struct {
 	cancel context.CancelFunc
 	log    *zap.Logger
 	raftCh chan net.Conn
+	kafka  kafkaPort
 	rpc    *rpc.Server
 	done   chan struct{}
 	once   sync.Once
@@ -128,6 +131,8 @@ func (m *mux) route(c net.Conn) {
 		}
 		m.rpc.ServeCodec(jsonrpc.NewServerCodec(c))
 		m.track(c, false)
+	case protoKafka:
+		m.routeKafka(c, b[0])
 	default:
 		m.log.Debug("controller connection with unknown protocol byte", zap.Uint8("byte", b[0]), zap.String("remote", c.RemoteAddr().String()))
 		c.Close()

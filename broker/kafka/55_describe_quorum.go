@@ -10,10 +10,12 @@ package kafka
 // (the Raft term), high watermark (the commit index), and per voter and
 // observer the log end offset (last Raft index), directory id and
 // last fetch / last caught-up times; v2 adds the voters' controller
-// endpoints (Nodes). kafka-metadata-quorum --bootstrap-server reaches it;
-// weir's controller port speaks Raft and its own RPC, not the Kafka
-// protocol, so --bootstrap-controller is not served. A single-node
-// broker (its own controller) answers as a quorum of one voter.
+// endpoints (Nodes). kafka-metadata-quorum reaches it with
+// --bootstrap-server (a broker listener) and with --bootstrap-controller
+// (the controller port also speaks the Kafka protocol: broker/controller
+// kafkaport.go; DescribeCluster answers the controllers there). A
+// single-node broker (its own controller) answers as a quorum of one
+// voter.
 //
 // Kafka's rules: CLUSTER DESCRIBE is required (else
 // CLUSTER_AUTHORIZATION_FAILED at the top level); a request that does

@@ -68,3 +68,36 @@ func TestDescribeQuorumSingleNode(t *testing.T) {
 		}
 	}
 }
+
+// DescribeCluster endpoint types (KIP-919) on a broker listener: BROKER
+// is served, CONTROLLER is MISMATCHED_ENDPOINT_TYPE (INVALID_REQUEST
+// would be v0's), an unknown type UNSUPPORTED_ENDPOINT_TYPE. The
+// controller listener's answer is tested with kafka-metadata-quorum
+// --bootstrap-controller in broker/brokertest.
+func TestDescribeClusterEndpointTypes(t *testing.T) {
+	b := startBroker(t)
+	cl := b.client()
+	ask := func(version int16, typ int8) *kmsg.DescribeClusterResponse {
+		t.Helper()
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.Version, req.EndpointType, req.IncludeFencedBrokers = version, typ, true
+		resp, err := cl.Broker(0).Request(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*kmsg.DescribeClusterResponse)
+	}
+	for v := int16(0); v <= 2; v++ {
+		resp := ask(v, 1)
+		if resp.ErrorCode != 0 || len(resp.Brokers) != 1 || resp.ClusterID == "" || resp.Brokers[0].IsFenced {
+			t.Fatalf("v%d broker endpoints: %+v", v, resp)
+		}
+	}
+	if resp := ask(1, 2); resp.ErrorCode != kerr.MismatchedEndpointType.Code || resp.ErrorMessage == nil ||
+		*resp.ErrorMessage != "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER" {
+		t.Fatalf("controller endpoints from a broker: %+v", resp)
+	}
+	if resp := ask(2, 3); resp.ErrorCode != kerr.UnsupportedEndpointType.Code {
+		t.Fatalf("endpoint type 3: %+v", resp)
+	}
+}

@@ -36,6 +36,10 @@ type Listener struct {
 	// in advertised.listeners).
 	Advertised  string
 	NoAdvertise bool
+	// Controller marks the controller listener (controller.listener.names;
+	// connections the controller port hands over): DescribeCluster
+	// answers the controllers there.
+	Controller bool
 	// TLS serves SSL listeners: the configuration of new handshakes and
 	// the principal of a finished one (broker/tlsconf.Server).
 	TLS TLSServer

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -312,6 +313,16 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	kcfg := kafka.DefaultConfig()
 	kcfg.NodeID = cfg.NodeID
 	kcfg.Listeners = n.listeners.kafka
+	if n.ctrl != nil {
+		// The controller port's Kafka-protocol connections (Kafka's tools
+		// with --bootstrap-controller; broker/controller kafkaport.go).
+		name := n.listeners.controllerName()
+		if name == "" {
+			name = "CONTROLLER"
+		}
+		kcfg.Listeners = append(slices.Clone(kcfg.Listeners), kafka.Listener{Name: name, Protocol: "PLAINTEXT",
+			Listener: n.ctrl.KafkaListener(), NoAdvertise: true, Controller: true})
+	}
 	kcfg.InterBrokerListener = n.listeners.cfg.InterBroker
 	kcfg.ReplicaTLS = n.listeners.interBrokerTLS
 	kcfg.Metadata = n.meta
@@ -434,6 +445,9 @@ func (n *Node) ListenerAddrs() map[string]string {
 	out := map[string]string{}
 	if n.srv != nil {
 		for name, a := range n.srv.ListenerAddrs() {
+			if n.ctrl != nil && a.String() == n.ctrl.Addr().String() {
+				continue // the controller port (kafkaport.go), not a Kafka listener
+			}
 			out[name] = a.String()
 		}
 	}
