@@ -474,8 +474,14 @@ func (n *Node) removeVoterLocal(a VoterArgs) error {
 			if id == n.cfg.NodeID {
 				dir = n.dirID
 			}
-			// A voter whose directory id the leader has not heard of
-			// (down since this leader was elected) matches any.
+			if dir == (metadata.UUID{}) {
+				// Not reported to this leader yet: ask the voter.
+				if r, err := n.whoIs(string(s.Address)); err == nil && r.ID == id {
+					dir = r.DirectoryID
+				}
+			}
+			// A voter whose directory id the leader cannot learn (down
+			// since this leader was elected) matches any.
 			found = a.DirectoryID == (metadata.UUID{}) || dir == (metadata.UUID{}) || dir == a.DirectoryID
 		}
 	}
@@ -623,18 +629,25 @@ type IdentifyReply struct {
 // identify checks that the controller at addr is node id with directory
 // id dir.
 func (n *Node) identify(addr string, id int32, dir metadata.UUID) error {
-	rc := &rpcClient{dial: n.cfg.Dial}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*n.cfg.RaftTimeout+time.Second)
-	defer cancel()
-	var reply IdentifyReply
-	if err := rc.call(ctx, addr, "Identify", struct{}{}, &reply); err != nil {
+	reply, err := n.whoIs(addr)
+	if err != nil {
 		return err
 	}
 	if reply.ID != id || reply.DirectoryID != dir {
 		return fmt.Errorf("the controller there is %s", replicaKey(reply.ID, reply.DirectoryID))
 	}
 	return nil
+}
+
+// whoIs asks the controller at addr who it is.
+func (n *Node) whoIs(addr string) (IdentifyReply, error) {
+	rc := &rpcClient{dial: n.cfg.Dial}
+	defer rc.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*n.cfg.RaftTimeout+time.Second)
+	defer cancel()
+	var reply IdentifyReply
+	err := rc.call(ctx, addr, "Identify", struct{}{}, &reply)
+	return reply, err
 }
 
 // Identify answers who this node is (any node).
