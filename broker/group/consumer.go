@@ -556,6 +556,7 @@ func (m *Machine) removeConsumerMember(g *group, mb *consumerMember) {
 func (m *Machine) bumpEpoch(g *group, _ time.Time) Record {
 	cg := g.cg
 	cg.epoch++
+	cg.topicsVersion = -1 // recompute the signature: subscriptions changed
 	m.refreshSubscription(g)
 	m.computeTarget(g)
 	cg.assignmentEpoch = cg.epoch

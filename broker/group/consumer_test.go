@@ -355,3 +355,52 @@ func TestAssignors(t *testing.T) {
 		t.Errorf("new member got %d partitions: %v", n, out4)
 	}
 }
+
+func TestConsumerStaticAndRegex(t *testing.T) {
+	h := newCPHarness(t)
+	h.topics.add("t1", 2)
+	h.topics.add("xt", 2)
+	join := func(member, inst, regex string) *kmsg.ConsumerGroupHeartbeatResponse {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.RebalanceTimeoutMillis = "g", member, 30000
+		req.InstanceID = kmsg.StringPtr(inst)
+		req.SubscribedTopicRegex = kmsg.StringPtr(regex)
+		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		var resp *kmsg.ConsumerGroupHeartbeatResponse
+		h.m.ConsumerHeartbeat(h.now, req, "c", "/h", func(r *kmsg.ConsumerGroupHeartbeatResponse) { resp = r })
+		h.flush()
+		return resp
+	}
+	// "t.*" matches whole names: t1, not xt.
+	r := join("A", "i1", "t.*")
+	if r.ErrorCode != 0 || assigned(r) != "[[0 1]]" || r.MemberEpoch != 1 {
+		t.Fatalf("join: %v %s epoch %d", kerr.ErrorForCode(r.ErrorCode), assigned(r), r.MemberEpoch)
+	}
+	// A new matching topic: the next heartbeat moves to a new epoch with it.
+	h.topics.add("t2", 1)
+	r = h.hb("A", 1, map[string][]int32{"t1": {0, 1}})
+	if r.MemberEpoch != 2 || r.Assignment == nil || len(r.Assignment.Topics) != 2 {
+		t.Fatalf("after t2 appeared: epoch %d %s", r.MemberEpoch, assigned(r))
+	}
+	// The instance id is still in use: another member cannot take it.
+	if r := join("B", "i1", "t.*"); r.ErrorCode != kerr.UnreleasedInstanceID.Code {
+		t.Errorf("second member with i1: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	// A static leave (-2) keeps the partitions for the instance; its
+	// replacement gets them back without a new group epoch.
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch, req.InstanceID = "g", "A", -2, kmsg.StringPtr("i1")
+	var lr *kmsg.ConsumerGroupHeartbeatResponse
+	h.m.ConsumerHeartbeat(h.now, req, "c", "/h", func(r *kmsg.ConsumerGroupHeartbeatResponse) { lr = r })
+	h.flush()
+	if lr.ErrorCode != 0 || lr.MemberEpoch != -2 {
+		t.Fatalf("static leave: %v epoch %d", kerr.ErrorForCode(lr.ErrorCode), lr.MemberEpoch)
+	}
+	r = join("B", "i1", "t.*")
+	if r.ErrorCode != 0 || r.MemberEpoch != 2 || r.Assignment == nil || len(r.Assignment.Topics) != 2 {
+		t.Fatalf("replacement: %v epoch %d %s", kerr.ErrorForCode(r.ErrorCode), r.MemberEpoch, assigned(r))
+	}
+	if d := h.m.ConsumerDescribe("g"); d.Epoch != 2 || len(d.Members) != 1 || d.Members[0].MemberID != "B" || *d.Members[0].SubscribedTopicRegex != "t.*" {
+		t.Errorf("describe after the replacement: %+v", d)
+	}
+}
