@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/metadata"
+	"weir/internal/testkit"
 )
 
 // alterReassignments sends one AlterPartitionReassignments request (nil
@@ -31,12 +32,16 @@ func alterReassignments(t *testing.T, cl *kgo.Client, topic string, targets map[
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatalf("AlterPartitionReassignments: %v", err)
-	}
+	// Right after a broker is killed there may be no controller for a
+	// moment (the client's "controller not available"): not yet.
+	var resp *kmsg.AlterPartitionAssignmentsResponse
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var err error
+		resp, err = req.RequestWith(ctx, cl)
+		return err
+	})
 	if resp.ErrorCode != 0 {
 		t.Fatalf("AlterPartitionReassignments: top-level %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
@@ -64,12 +69,14 @@ func deref(s *string) string {
 func listReassignments(t *testing.T, cl *kgo.Client) map[string][3][]int32 {
 	t.Helper()
 	req := kmsg.NewPtrListPartitionReassignmentsRequest()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatalf("ListPartitionReassignments: %v", err)
-	}
+	var resp *kmsg.ListPartitionReassignmentsResponse
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var err error
+		resp, err = req.RequestWith(ctx, cl)
+		return err
+	})
 	out := map[string][3][]int32{}
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
