@@ -17,6 +17,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/connectors/mysql/mysqltest"
 	"weir/internal/kafkaclient"
 	"weir/internal/testkit"
@@ -92,97 +93,133 @@ type workerProc struct {
 // 10 s) and after a SIGTERM (within 2 s), resuming from its committed
 // position (read_committed: every row once); each worker tails its own
 // log file.
+// workerCluster is a worker group of `weir run` processes over one
+// broker and one MariaDB database, as TestWorkerGroup and
+// BenchmarkWorkerGroupFailover run it.
+type workerCluster struct {
+	t                                 testing.TB
+	bin, dir, db, prefix, group, addr string
+	pipelineFile, rowsTopic           string
+	srv                               *mysqltest.Server
+	workers                           map[string]*workerProc
+	next                              int
+}
+
+func newWorkerCluster(t testing.TB, bin string, srv *mysqltest.Server, addr string) *workerCluster {
+	c := &workerCluster{t: t, bin: bin, dir: t.TempDir(), srv: srv, addr: addr, workers: map[string]*workerProc{}, next: 1}
+	c.pipelineFile = filepath.Join(c.dir, "pipeline.hcl")
+	if err := os.WriteFile(c.pipelineFile, []byte(workerPipeline), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.db = srv.NewDatabase(t)
+	srv.Exec(t, c.db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(32))")
+	c.prefix = fmt.Sprintf("wg%d", time.Now().UnixNano()%1e9)
+	c.group = c.prefix + "-workers"
+	c.rowsTopic = c.prefix + "." + c.db + ".t"
+	return c
+}
+
+// start starts worker id (again).
+func (c *workerCluster) start(id string) *workerProc {
+	t, dir := c.t, c.dir
+	logFile := filepath.Join(dir, id+".app.log")
+	if _, err := os.Stat(logFile); err != nil {
+		os.WriteFile(logFile, nil, 0o644)
+	}
+	w := &workerProc{id: id, log: filepath.Join(dir, fmt.Sprintf("%s-%d.weir.log", id, time.Now().UnixNano()))}
+	f, err := os.Create(w.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.cmd = exec.Command(c.bin, "run", c.pipelineFile, "--status", "off", "--watch-interval", "0",
+		"--group", c.group, "--worker-id", id,
+		"--var", "brokers="+c.addr, "--var", "prefix="+c.prefix, "--var", "log_file="+logFile, "--var", "out_file="+filepath.Join(dir, id+".out"),
+		"--var", "mysql_host="+c.srv.Host, "--var", fmt.Sprintf("mysql_port=%d", c.srv.Port),
+		"--var", "mysql_user="+mysqltest.CDCUser, "--var", "mysql_password="+mysqltest.CDCPassword, "--var", "db="+c.db)
+	w.cmd.Stdout, w.cmd.Stderr = f, f
+	w.cmd.Dir = filepath.Join(dir, id) // its own .weir (stream state)
+	os.MkdirAll(w.cmd.Dir, 0o755)
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.cmd.Wait(); f.Close() }()
+	t.Cleanup(func() {
+		w.cmd.Process.Kill()
+		if t.Failed() {
+			b, _ := os.ReadFile(w.log)
+			t.Logf("%s log:\n%s", w.id, tailLines(string(b), 60))
+		}
+	})
+	c.workers[id] = w
+	return w
+}
+
+// insert adds the next row to the table and returns its id.
+func (c *workerCluster) insert() int {
+	c.srv.Exec(c.t, c.db, fmt.Sprintf("INSERT INTO t VALUES (%d, 'row %d')", c.next, c.next))
+	c.next++
+	return c.next - 1
+}
+
+// waitRow waits until row id is in the rows topic (read_committed).
+func (c *workerCluster) waitRow(id int, timeout time.Duration) {
+	testkit.CheckFor(c.t, timeout, func() error {
+		ids, err := canalIDs(c.addr, c.rowsTopic)
+		if err != nil {
+			return err
+		}
+		if ids[id] == 0 {
+			return fmt.Errorf("row %d not in %s yet (%d rows)", id, c.rowsTopic, len(ids))
+		}
+		return nil
+	})
+}
+
+// owner returns the one worker that runs the mysql source.
+func (c *workerCluster) owner() string {
+	var found string
+	testkit.CheckFor(c.t, 20*time.Second, func() error {
+		var owners []string
+		for id, w := range c.workers {
+			if w.cmd.ProcessState == nil && runs(w.log, "source.shop") {
+				owners = append(owners, id)
+			}
+		}
+		if len(owners) != 1 {
+			return fmt.Errorf("source.shop runs on %v, want exactly one worker", owners)
+		}
+		found = owners[0]
+		return nil
+	})
+	return found
+}
+
+// exited waits until worker id's process has exited.
+func (c *workerCluster) exited(id string) {
+	testkit.CheckFor(c.t, 10*time.Second, func() error {
+		if c.workers[id].cmd.ProcessState == nil {
+			return errors.New("still running")
+		}
+		return nil
+	})
+}
+
 func TestWorkerGroup(t *testing.T) {
 	bin := weirbin.Build(t)
 	srv := mysqltest.Shared(t)
 	for _, tg := range txntest.Brokers(t) {
 		t.Run(tg.Name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "pipeline.hcl"), []byte(workerPipeline), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			db := srv.NewDatabase(t)
-			srv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(32))")
-			prefix := fmt.Sprintf("wg%d", time.Now().UnixNano()%1e9)
-			group := prefix + "-workers"
-			pipelineFile := filepath.Join(dir, "pipeline.hcl")
-			start := func(id string) *workerProc {
-				logFile := filepath.Join(dir, id+".app.log")
-				if _, err := os.Stat(logFile); err != nil {
-					os.WriteFile(logFile, nil, 0o644)
-				}
-				w := &workerProc{id: id, log: filepath.Join(dir, fmt.Sprintf("%s-%d.weir.log", id, time.Now().UnixNano()))}
-				f, err := os.Create(w.log)
-				if err != nil {
-					t.Fatal(err)
-				}
-				w.cmd = exec.Command(bin, "run", pipelineFile, "--status", "off", "--watch-interval", "0",
-					"--group", group, "--worker-id", id,
-					"--var", "brokers="+tg.Addr, "--var", "prefix="+prefix, "--var", "log_file="+logFile, "--var", "out_file="+filepath.Join(dir, id+".out"),
-					"--var", "mysql_host="+srv.Host, "--var", fmt.Sprintf("mysql_port=%d", srv.Port),
-					"--var", "mysql_user="+mysqltest.CDCUser, "--var", "mysql_password="+mysqltest.CDCPassword, "--var", "db="+db)
-				w.cmd.Stdout, w.cmd.Stderr = f, f
-				w.cmd.Dir = filepath.Join(dir, id) // its own .weir (stream state)
-				os.MkdirAll(w.cmd.Dir, 0o755)
-				if err := w.cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				go func() { w.cmd.Wait(); f.Close() }()
-				t.Cleanup(func() {
-					w.cmd.Process.Kill()
-					if t.Failed() {
-						b, _ := os.ReadFile(w.log)
-						t.Logf("%s log:\n%s", w.id, tailLines(string(b), 60))
-					}
-				})
-				return w
-			}
-			workers := map[string]*workerProc{}
+			c := newWorkerCluster(t, bin, srv, tg.Addr)
+			dir, prefix, group := c.dir, c.prefix, c.group
+			start, insert, waitRow, owner := c.start, c.insert, c.waitRow, c.owner
+			workers := c.workers
 			for _, id := range []string{"w1", "w2", "w3"} {
-				workers[id] = start(id)
-			}
-			next := 1
-			insert := func() int {
-				srv.Exec(t, db, fmt.Sprintf("INSERT INTO t VALUES (%d, 'row %d')", next, next))
-				next++
-				return next - 1
-			}
-			rowsTopic := prefix + "." + db + ".t"
-			waitRow := func(id int, timeout time.Duration) time.Duration {
-				t0 := time.Now()
-				testkit.CheckFor(t, timeout, func() error {
-					ids, err := canalIDs(tg.Addr, rowsTopic)
-					if err != nil {
-						return err
-					}
-					if ids[id] == 0 {
-						return fmt.Errorf("row %d not in %s yet (%d rows)", id, rowsTopic, len(ids))
-					}
-					return nil
-				})
-				return time.Since(t0)
+				start(id)
 			}
 			for i := 0; i < 5; i++ {
 				insert()
 			}
 			waitRow(5, 60*time.Second)
-			owner := func() string {
-				var found string
-				testkit.CheckFor(t, 20*time.Second, func() error {
-					var owners []string
-					for id, w := range workers {
-						if runs(w.log, "source.shop") {
-							owners = append(owners, id)
-						}
-					}
-					if len(owners) != 1 {
-						return fmt.Errorf("source.shop runs on %v, want exactly one worker", owners)
-					}
-					found = owners[0]
-					return nil
-				})
-				return found
-			}
 			// Every worker tails its own file.
 			for id := range workers {
 				appendLine(t, filepath.Join(dir, id+".app.log"), "hello from "+id)
@@ -237,19 +274,14 @@ func TestWorkerGroup(t *testing.T) {
 			out := status(victim+` +not reporting .*`, `source\.shop +singleton +`+live+` +running +[0-9].*`,
 				`source\.logs +per-worker +`+victim+` +running \(worker not reporting for .*`)
 			t.Logf("weir status after the kill -9 of %s:\n%s", victim, out)
-			workers[victim] = start(victim) // restarted with its id: no rebalance of the others' work
+			start(victim) // restarted with its id: no rebalance of the others' work
 			// SIGTERM the new owner: graceful hand-off.
 			victim = owner()
 			t0 = time.Now()
 			workers[victim].cmd.Process.Signal(syscall.SIGTERM)
 			// The row is written after the worker exited: only the new
 			// owner can capture it.
-			testkit.CheckFor(t, 10*time.Second, func() error {
-				if workers[victim].cmd.ProcessState == nil {
-					return errors.New("still running")
-				}
-				return nil
-			})
+			c.exited(victim)
 			t.Logf("%s: %s exited %v after SIGTERM", tg.Name, victim, time.Since(t0).Round(10*time.Millisecond))
 			probeTerm := probe(t, tg.Addr, prefix+".lines", "term")
 			id = insert()
@@ -267,13 +299,13 @@ func TestWorkerGroup(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				insert()
 			}
-			waitRow(next-1, 30*time.Second)
+			waitRow(c.next-1, 30*time.Second)
 			// A worker with different pipeline files is reported and gets
 			// no singleton whose settings differ.
 			other := filepath.Join(dir, "other.hcl")
 			os.WriteFile(other, []byte(strings.Replace(workerPipeline, `heartbeat_interval = "1s"`, `heartbeat_interval = "2s"`, 1)), 0o644)
-			pipelineFile = other
-			workers["w4"] = start("w4")
+			c.pipelineFile = other
+			start("w4")
 			out = status(`w4 +running +[0-9a-f]{16} .*`, `WARNING: the workers of `+group+` loaded different pipeline files: .*w4 .*`)
 			t.Logf("weir status with w4's different files:\n%s", out)
 			n := 0
@@ -288,11 +320,11 @@ func TestWorkerGroup(t *testing.T) {
 			if runs(workers["w4"].log, "source.shop") {
 				t.Errorf("w4, whose mysql source settings differ, runs it")
 			}
-			ids, err := canalIDs(tg.Addr, rowsTopic)
+			ids, err := canalIDs(tg.Addr, c.rowsTopic)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := 1; i < next; i++ {
+			for i := 1; i < c.next; i++ {
 				if ids[i] != 1 {
 					t.Errorf("row %d is in the topic %d times (read_committed), want once", i, ids[i])
 				}
@@ -451,4 +483,65 @@ func tailLines(s string, n int) string {
 		l = l[len(l)-n:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// joined waits until worker id's current process has had an assignment.
+func (c *workerCluster) joined(id string) {
+	testkit.CheckFor(c.t, 30*time.Second, func() error {
+		b, _ := os.ReadFile(c.workers[id].log)
+		if !strings.Contains(string(b), `"msg":"worker group: assignment"`) {
+			return fmt.Errorf("%s has no assignment yet", id)
+		}
+		return nil
+	})
+}
+
+// BenchmarkWorkerGroupFailover measures, 5 times each, how long after a
+// kill -9 and after a SIGTERM of the worker running the mysql source a
+// row inserted then is in the topic (the source runs on another worker,
+// resumed from its committed position), with 3 workers, against a weir
+// broker and Apache Kafka 4.4. Run with -benchtime=1x; it reports the
+// medians.
+func BenchmarkWorkerGroupFailover(b *testing.B) {
+	bin := weirbin.Build(b)
+	srv := mysqltest.Shared(b)
+	targets := []struct{ name, addr string }{{"weir", testbroker.Start(b).Addr}, {"kafka", txntest.Kafka(b)}}
+	for _, tg := range targets {
+		b.Run(tg.name, func(b *testing.B) {
+			c := newWorkerCluster(b, bin, srv, tg.addr)
+			for _, id := range []string{"w1", "w2", "w3"} {
+				c.start(id)
+			}
+			c.waitRow(c.insert(), 60*time.Second)
+			var kills, terms []time.Duration
+			for i := 0; i < 5; i++ {
+				victim := c.owner()
+				t0 := time.Now()
+				c.workers[victim].cmd.Process.Signal(syscall.SIGKILL)
+				c.waitRow(c.insert(), 30*time.Second)
+				kills = append(kills, time.Since(t0))
+				c.exited(victim)
+				c.start(victim)
+				c.joined(victim)
+			}
+			for i := 0; i < 5; i++ {
+				victim := c.owner()
+				t0 := time.Now()
+				c.workers[victim].cmd.Process.Signal(syscall.SIGTERM)
+				c.exited(victim)
+				c.waitRow(c.insert(), 30*time.Second)
+				terms = append(terms, time.Since(t0))
+				c.start(victim)
+				c.joined(victim)
+			}
+			median := func(d []time.Duration) time.Duration {
+				s := append([]time.Duration(nil), d...)
+				sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+				return s[len(s)/2]
+			}
+			b.Logf("%s: kill -9 failovers %v (median %v); SIGTERM hand-offs %v (median %v)", tg.name, kills, median(kills), terms, median(terms))
+			b.ReportMetric(median(kills).Seconds(), "s/kill9-failover")
+			b.ReportMetric(median(terms).Seconds(), "s/sigterm-handoff")
+		})
+	}
 }
