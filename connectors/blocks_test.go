@@ -23,6 +23,7 @@ var blockSpec = Spec{
 }
 
 func TestSpecBlocks(t *testing.T) {
+	t.Parallel()
 	cfg, err := blockSpec.Decode(map[string]any{"prefix": "shop", "table": []any{
 		map[string]any{"name": "db.a", "cols": []any{"x"}, "sizes": map[string]any{"x": 12.0, "y": "3", "z": true}},
 		map[string]any{"name": "db.b"},
@@ -50,6 +51,7 @@ func TestSpecBlocks(t *testing.T) {
 }
 
 func TestSpecBlocksErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw  map[string]any
 		want string

@@ -19,6 +19,7 @@ var testSpec = Spec{Fields: []Field{
 }}
 
 func TestSpecDecode(t *testing.T) {
+	t.Parallel()
 	cfg, err := testSpec.Decode(map[string]any{"path": "/x", "interval": 250.0, "globs": []any{"a", "b"},
 		"labels": map[string]any{"k": "v"}, "max": 1024, "on": true})
 	if err != nil {
@@ -54,6 +55,7 @@ func TestSpecDecode(t *testing.T) {
 }
 
 func TestSpecValidateAndRegistry(t *testing.T) {
+	t.Parallel()
 	s := testSpec
 	s.Validate = func(c Config) error {
 		if c.Int("n") > 10 {
@@ -92,6 +94,7 @@ func TestSpecValidateAndRegistry(t *testing.T) {
 }
 
 func TestParseSize(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int64{"1": 1, "64KiB": 64 << 10, "10 MiB": 10 << 20, "1GB": 1e9, "1.5k": 1536} {
 		if got, err := ParseSize(in); err != nil || got != want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
@@ -105,6 +108,7 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	b := Backoff{Initial: 10 * time.Millisecond, Max: 80 * time.Millisecond, Factor: 2}
 	for n, want := range []time.Duration{10, 20, 40, 80, 80, 80} {
 		want *= time.Millisecond
@@ -117,6 +121,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestSourceHeaderRoundTrip(t *testing.T) {
+	t.Parallel()
 	b := appendSourceHeader(nil, "conn", "fp:abc", 12345, []byte{1, 2, 3})
 	c, sp, seq, pos, err := parseSourceHeader(b)
 	if err != nil || c != "conn" || sp != "fp:abc" || seq != 12345 || string(pos) != "\x01\x02\x03" {

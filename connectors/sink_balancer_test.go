@@ -16,6 +16,7 @@ import (
 // TestSinkTaskBalancer: the group strategy is configurable, the group
 // really runs it, and an unknown name is a config error naming it.
 func TestSinkTaskBalancer(t *testing.T) {
+	t.Parallel()
 	b := testbroker.Start(t)
 	b.CreateTopic("bal", 4, nil)
 	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Metrics: NewMetricSet(nil)}

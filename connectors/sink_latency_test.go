@@ -44,6 +44,9 @@ func (s *timedSink) Write(ctx context.Context, rs []*kgo.Record) error {
 // deadline, while a working task flushes them in about FlushInterval
 // even on a loaded machine.
 func TestSinkTaskFlushLatency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures flush latency against multi-second stalls")
+	}
 	b := testbroker.Start(t)
 	b.CreateTopic("lat", 3, nil)
 	cl := b.Client(kgo.DefaultProduceTopic("lat"))

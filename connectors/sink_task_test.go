@@ -107,6 +107,7 @@ func committed(t *testing.T, b *testbroker.Broker, group string) int64 {
 }
 
 func TestSinkTaskCommitsAfterFlushAndDeadLetters(t *testing.T) {
+	t.Parallel()
 	b := testbroker.Start(t)
 	b.CreateTopic("src", 3, nil)
 	produceN(t, b.Client(), "src", 1000, func(i int) bool { return i%100 == 7 })
@@ -156,6 +157,7 @@ func TestSinkTaskCommitsAfterFlushAndDeadLetters(t *testing.T) {
 }
 
 func TestSinkTaskFailedFlushCommitsNothing(t *testing.T) {
+	t.Parallel()
 	b := testbroker.Start(t)
 	b.CreateTopic("src", 1, nil)
 	produceN(t, b.Client(), "src", 100, func(int) bool { return false })

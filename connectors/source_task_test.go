@@ -151,6 +151,7 @@ func checkExactlyOnce(t *testing.T, got map[string][]string, parts, limit int) {
 }
 
 func TestSourceTaskStoresAndRestoresPositions(t *testing.T) {
+	t.Parallel()
 	b := testbroker.Start(t)
 	b.CreateTopic("dst", 3, nil)
 	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Logger: zap.NewNop()}
@@ -179,6 +180,7 @@ func TestSourceTaskStoresAndRestoresPositions(t *testing.T) {
 // Records acknowledged by the broker after the last stored commit (a
 // crashed run) are found by the scan and not produced again.
 func TestSourceTaskRestoresFromDestinationScan(t *testing.T) {
+	t.Parallel()
 	b := testbroker.Start(t)
 	b.CreateTopic("dst", 2, nil)
 	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}}
@@ -211,6 +213,7 @@ func TestSourceTaskRestoresFromDestinationScan(t *testing.T) {
 // A record the broker refuses goes to the dead-letter topic with its
 // source position, and the positions after it still advance.
 func TestSourceTaskDeadLettersRefusedRecords(t *testing.T) {
+	t.Parallel()
 	b := testbroker.Start(t)
 	b.CreateTopic("dst", 1, nil)
 	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Metrics: NewMetricSet(nil)}
@@ -258,6 +261,7 @@ func TestSourceTaskDeadLettersRefusedRecords(t *testing.T) {
 // the unbroken run before the gap, so the missing record is read again
 // rather than skipped (at-least-once: the ones after it repeat).
 func TestSourceTaskScanStopsAtAGap(t *testing.T) {
+	t.Parallel()
 	b := testbroker.Start(t)
 	b.CreateTopic("dst", 2, nil)
 	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}}

@@ -146,6 +146,9 @@ func startStaticChild(t *testing.T, cc staticChildConfig) (kill func()) {
 // before the dead member's 45 s session timeout would have passed.
 // Nothing is lost: every produced value is in the tasks' output.
 func TestSinkTaskStaticMemberRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("child processes killed and restarted")
+	}
 	b := testbroker.Start(t)
 	const topic, group = "static", "static-sinks"
 	b.CreateTopic(topic, 4, nil)

@@ -23,6 +23,7 @@ func loadOne(name string, src []byte) (*pipelines.Config, hcl.Diagnostics) {
 // its diagnostics (file:line:col: severity: message, sorted) with the
 // .golden file next to it. Regenerate with go test -run TestInvalidGolden -rewrite.
 func TestInvalidGolden(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/invalid/*.hcl")
 	if err != nil || len(files) < 30 {
 		t.Fatalf("want at least 30 invalid pipeline files, found %d (%v)", len(files), err)
@@ -68,6 +69,7 @@ func TestInvalidGolden(t *testing.T) {
 // TestAllErrorsInOneRun checks that a file with many mistakes reports
 // each of them, not only the first.
 func TestAllErrorsInOneRun(t *testing.T) {
+	t.Parallel()
 	f := "testdata/invalid/many_errors.hcl"
 	src, err := os.ReadFile(f)
 	if err != nil {
@@ -96,6 +98,7 @@ func diagText(diags hcl.Diagnostics) string {
 }
 
 func TestWriteDiagnosticsSnippet(t *testing.T) {
+	t.Parallel()
 	f := "testdata/invalid/typo_attribute.hcl"
 	src, _ := os.ReadFile(f)
 	cfg, diags := loadOne(f, src)
@@ -140,6 +143,7 @@ func FuzzLoad(f *testing.F) {
 // TestBalancerSetting: sinks and streams name their consumer group's
 // assignment strategy; unset means the runtime's default.
 func TestBalancerSetting(t *testing.T) {
+	t.Parallel()
 	src := []byte(`
 topic "a" {}
 topic "b" {}

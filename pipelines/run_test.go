@@ -167,6 +167,7 @@ func logLine(i int, level string) string {
 }
 
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("app.avsc", appSchema)
 	e.write("p.hcl", endToEnd)
@@ -253,6 +254,7 @@ sink "file" "b" {
 // records flow: only that sink restarts, and across its two output files
 // every record appears exactly once.
 func TestReloadRestartsOnlyChangedSink(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.write("p.hcl", fmt.Sprintf(reloadPipeline, "a1.jsonl"))
 	e.write("in/x.log", "")

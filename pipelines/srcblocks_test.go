@@ -54,6 +54,7 @@ stream "all" {
 // writes; sinks and streams refer to them, the graph shows source → table
 // topic → sink/stream, and a table's topic block declares the topic.
 func TestSourceTableTopics(t *testing.T) {
+	t.Parallel()
 	cfg, diags := loadOne("tables.hcl", []byte(tablesHCL))
 	if diags.HasErrors() {
 		t.Fatal(diags)

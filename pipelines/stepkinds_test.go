@@ -39,6 +39,7 @@ func init() {
 }
 
 func TestRegisteredStepKind(t *testing.T) {
+	t.Parallel()
 	cfg, diags := loadOne("upper.hcl", []byte(`
 topic "in" {}
 topic "out" {}

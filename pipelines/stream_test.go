@@ -97,6 +97,7 @@ stream "errors_per_service" {
 // show in the stream's Late status, and a record the filter fails on
 // goes to the dead-letter topic while the stream keeps running.
 func TestStreamWindowedCount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("p.hcl", windowedCount)
 	r := e.streamRunner(t.TempDir())
@@ -273,6 +274,7 @@ func latest(t *testing.T, b *testbroker.Broker, topic string) map[string]svcStat
 // a new one with an empty state directory: the aggregates are restored
 // from the changelog topic and go on from where they were, not from zero.
 func TestStreamAggregateRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("p.hcl", aggregatePipeline)
 	cfg := e.load()
@@ -355,6 +357,7 @@ stream "by_user" {
 // key is its user, records of one user share a partition, and values
 // keep their fields.
 func TestStreamSelectKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("p.hcl", selectKeyPipeline)
 	r := e.streamRunner(t.TempDir())
@@ -402,6 +405,7 @@ func TestStreamSelectKey(t *testing.T) {
 // the member's group.instance.id (static membership), and changing it
 // changes the sink's hash (a reload restarts the sink).
 func TestSinkInstanceID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const p = `
 topic "t" {}
@@ -467,6 +471,7 @@ stream "per_user" {
 // changes one of them restarts only that one, which registers its
 // metrics again and keeps its counts.
 func TestStreamsMetricsAndReload(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.write("p.hcl", fmt.Sprintf(twoStreams, ""))
 	reg := prometheus.NewRegistry()
@@ -581,6 +586,7 @@ sink "file" "out" {
 // are Avro (registered schema, Confluent framing) and read back as the
 // same fields.
 func TestStreamAvroResults(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("p.hcl", avroCounts)
 	r := e.streamRunner(t.TempDir())
@@ -650,6 +656,7 @@ stream "clicks_per_page" {
 // order within the grace period, some late); records without a parsable
 // time go to the dead-letter topic.
 func TestStreamWindowedEventTime(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("p.hcl", eventTimeCount)
 	r := e.streamRunner(t.TempDir())

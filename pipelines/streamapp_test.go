@@ -88,6 +88,7 @@ func eq(t *testing.T, got, want []string) {
 // it; emit final writes each window once, when stream time passes its
 // end.
 func TestHoppingCount(t *testing.T) {
+	t.Parallel()
 	d, _ := driveStream(t, `
 topic "logs" {}
 topic "counts" {}
@@ -115,6 +116,7 @@ stream "s" {
 // TestSessionAggregateMerge: a record between two sessions (within the
 // gap of both) merges them with the merge expression.
 func TestSessionAggregateMerge(t *testing.T) {
+	t.Parallel()
 	d, _ := driveStream(t, `
 topic "logs" {}
 topic "sessions" {}
@@ -151,6 +153,7 @@ stream "s" {
 // without the group_by field (null key) belongs to no group. In a
 // windowed stream the failing record changes no window either.
 func TestAggregateErrorDeadLetters(t *testing.T) {
+	t.Parallel()
 	for _, window := range []string{"", `window "hopping" {
     size    = "10s"
     advance = "5s"

@@ -42,6 +42,7 @@ const metaJSON = `"timestamp":1714557600000,"host":"vm","file":"/var/log/app.log
 // and as the file source's JSON event: both give the same result, the
 // expected one.
 func TestTransformRawAndEventAgree(t *testing.T) {
+	t.Parallel()
 	const merge = `parse_json {
     field        = "message"
     remove_field = true
@@ -105,6 +106,7 @@ func TestTransformRawAndEventAgree(t *testing.T) {
 // checks every result afterwards: values cut from the output slab are
 // never overwritten, and no field leaks from one record to the next.
 func TestTransformScratchReuse(t *testing.T) {
+	t.Parallel()
 	tr := testTransformer(t, `parse_json {
     field        = "message"
     remove_field = true
@@ -179,6 +181,7 @@ func (f *fakeSource) Close() error { f.closed.Store(true); return nil }
 // filtered ones left out; a retriable error reaches the caller; Close
 // stops the prefetching goroutine before closing the inner source.
 func TestTransformSourcePrefetch(t *testing.T) {
+	t.Parallel()
 	inner := &fakeSource{total: 3000, batch: 700, failAt: 3}
 	tr := testTransformer(t, `parse_json {
     field        = "message"

@@ -22,6 +22,9 @@ import (
 // which scripts/test installs) scrapes /metrics over https with basic
 // auth: its target is up; a second job with a wrong password is down.
 func TestPrometheusScrapesOverTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Prometheus server")
+	}
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {
 		if os.Getenv("CI") != "" {

@@ -107,6 +107,9 @@ func twoReplicas(t *testing.T, c *Cluster, topic string) (leader, follower int32
 // committed (acknowledged with acks=all) and the follower may become the
 // only copy. Truncating by leader epoch keeps them.
 func TestKIP101RestartedFollowerKeepsCommittedTail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts brokers of a three-node cluster")
+	}
 	t.Parallel()
 	c := NewCluster(t, Brokers(3), LagTime(30*time.Second))
 	a, b := twoReplicas(t, c, "kip101a")

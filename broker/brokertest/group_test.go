@@ -17,6 +17,9 @@ import (
 // partition: when that broker is lost, the new leader loads the
 // partition and serves the group with its committed offsets.
 func TestGroupCoordinatorFollowsLeadership(t *testing.T) {
+	if testing.Short() {
+		t.Skip("group coordinator moves across a three-node cluster")
+	}
 	t.Parallel()
 	c := NewCluster(t, Brokers(3))
 	c.CreateTopic("gt", 3, 3, nil)

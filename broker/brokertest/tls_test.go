@@ -53,6 +53,9 @@ import (
 // them (without broker 3 in super.users, the test fails: checked by
 // hand). Topics and groups have no ACL: everyone may use them.
 func TestTLSCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a three-node cluster over TLS with leader kills")
+	}
 	t.Parallel()
 	core, logs := observer.New(zapcore.WarnLevel)
 	c := NewCluster(t, TLS(), LogTee(core), BrokerConfig(map[string]string{

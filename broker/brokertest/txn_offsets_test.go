@@ -286,6 +286,9 @@ func TestTxnOffsetsGroupTransactSession(t *testing.T) {
 // __consumer_offsets partition; the new leader serves exactly the
 // committed offsets and keeps the open one pending until it ends.
 func TestTxnOffsetsCoordinatorFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("coordinator failover in a three-node cluster")
+	}
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -22,6 +22,9 @@ import (
 // proposes only live brokers, and a warning that keeps recurring is said
 // once per partition and state, with counts.
 func TestFencedFollowerWarningsStayReadable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("watches a fenced broker for seconds")
+	}
 	t.Parallel()
 	core, logs := observer.New(zapcore.WarnLevel)
 	c := NewCluster(t, Brokers(3), LogTee(core))

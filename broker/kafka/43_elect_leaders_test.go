@@ -40,6 +40,7 @@ func electCodes(resp *kmsg.ElectLeadersResponse) map[string]int16 {
 // its preferred (only) replica as leader; the answers follow Kafka's
 // rules per version. Elections on a cluster: broker/brokertest.
 func TestElectLeadersSingleNode(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	createTopic(t, b, "e", 2, nil)
 	rc := dialRaw(t, b.addr)
@@ -81,6 +82,7 @@ func TestElectLeadersSingleNode(t *testing.T) {
 // corpus (files elect-leaders-*) when WEIR_WRITE_FUZZ_CORPUS=1; otherwise
 // it checks they are there.
 func TestWriteElectLeadersFuzzSeeds(t *testing.T) {
+	t.Parallel()
 	var seeds [][]byte
 	for _, r := range []*kmsg.ElectLeadersRequest{
 		electReq(0, 0, map[string][]int32{"fuzz": {0, 1}}),

@@ -45,6 +45,7 @@ func errIs(t *testing.T, what string, got, want error) {
 }
 
 func TestAdminCreateTopics(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, withBrokerConfig(t, map[string]string{"num.partitions": "3", "log.retention.hours": "2"}))
 	adm, ctx := adminFor(t, b)
 
@@ -136,6 +137,7 @@ func TestAdminCreateTopics(t *testing.T) {
 }
 
 func TestAdminCreateTopicsRawVersions(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	rc := dialRaw(t, b.addr)
 	topic := func(name string, parts int32, rf int16) kmsg.CreateTopicsRequestTopic {
@@ -209,6 +211,7 @@ func unptr(s *string) string {
 }
 
 func TestAdminDeleteTopics(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	adm, ctx := adminFor(t, b)
 	for _, name := range []string{"gone", "kept"} {
@@ -278,6 +281,7 @@ func TestAdminDeleteTopics(t *testing.T) {
 }
 
 func TestAdminDeleteTopicsDisabled(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, withBrokerConfig(t, map[string]string{"delete.topic.enable": "false"}))
 	adm, ctx := adminFor(t, b)
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "stays"); err != nil {
@@ -291,6 +295,7 @@ func TestAdminDeleteTopicsDisabled(t *testing.T) {
 }
 
 func TestAdminCreatePartitions(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	adm, ctx := adminFor(t, b)
 	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "grow"); err != nil {
@@ -347,6 +352,7 @@ func TestAdminCreatePartitions(t *testing.T) {
 }
 
 func TestAdminDeleteRecords(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	adm, ctx := adminFor(t, b)
 	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"segment.bytes": kadm.StringPtr("1048576")}, "trim"); err != nil {
@@ -427,6 +433,7 @@ func configsByName(t *testing.T, rcs kadm.ResourceConfigs, name string) map[stri
 }
 
 func TestAdminDescribeConfigs(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, withBrokerConfig(t, map[string]string{"log.retention.hours": "24", "num.partitions": "2"}))
 	adm, ctx := adminFor(t, b)
 	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": kadm.StringPtr("2000000")}, "described"); err != nil {
@@ -523,6 +530,7 @@ func retentionOf(t *testing.T, b *testBroker, topic string) []time.Duration {
 }
 
 func TestAdminIncrementalAlterConfigs(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	adm, ctx := adminFor(t, b)
 	if _, err := adm.CreateTopic(ctx, 3, 1, map[string]*string{"segment.ms": kadm.StringPtr("100000")}, "alt"); err != nil {
@@ -619,6 +627,7 @@ func TestAdminIncrementalAlterConfigs(t *testing.T) {
 }
 
 func TestAdminAlterConfigsReplacesAll(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	adm, ctx := adminFor(t, b)
 	if _, err := adm.CreateTopic(ctx, 2, 1, map[string]*string{
@@ -674,6 +683,7 @@ func adminCtx(t *testing.T) context.Context {
 }
 
 func TestAdminDescribeCluster(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	cl := b.client()
 	req := kmsg.NewPtrDescribeClusterRequest()

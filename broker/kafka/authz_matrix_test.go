@@ -638,6 +638,7 @@ func incrementalAlterReq(typ kmsg.ConfigResourceType) func(res string) kmsg.Requ
 // authorizer). allow.everyone.if.no.acl.found is off; the resources of
 // each row are named after the row, so rows do not see each other's ACLs.
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{})
 	bob := b.rawAs(t, "bob")
 	alice := b.rawAs(t, "alice")

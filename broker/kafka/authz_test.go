@@ -30,6 +30,7 @@ func produceOne(t *testing.T, cl *kgo.Client, topic string) error {
 // WRITE to some topic), not to the topic a DENY takes out of it, nor
 // outside it.
 func TestAuthorizationPrefixedAndDeny(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{})
 	for _, tp := range []string{"logs-app", "logs-secret", "other"} {
 		withTopic(t, b, tp)
@@ -55,6 +56,7 @@ func TestAuthorizationPrefixedAndDeny(t *testing.T) {
 // TestAuthorizationSuperUser: a super user (a client certificate's
 // principal in super.users) does anything, DENY ACLs notwithstanding.
 func TestAuthorizationSuperUser(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{SuperUsers: []string{"User:root"}})
 	withTopic(t, b, "t")
 	b.grant(t, deny(rule(acl.WildcardPrincipal, acl.OpAll, acl.ResourceTopic, "t", acl.PatternLiteral)))
@@ -70,6 +72,7 @@ func TestAuthorizationSuperUser(t *testing.T) {
 // allow.everyone.if.no.acl.found a resource no ACL names is open to all,
 // one that some ACL names is not; without it nothing is open.
 func TestAuthorizationAllowEveryoneIfNoACL(t *testing.T) {
+	t.Parallel()
 	for _, open := range []bool{true, false} {
 		b := startACLBroker(t, acl.Config{AllowIfNoACLs: open})
 		withTopic(t, b, "free")
@@ -94,6 +97,7 @@ func TestAuthorizationAllowEveryoneIfNoACL(t *testing.T) {
 // authorized-operations fields of Metadata, DescribeCluster and
 // DescribeGroups say what it may do.
 func TestAuthorizationHidesAndReports(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{})
 	for _, tp := range []string{"mine", "theirs"} {
 		withCommit(t, b, tp)
@@ -157,6 +161,7 @@ func TestAuthorizationHidesAndReports(t *testing.T) {
 // TestACLAdminKadm: franz-go's kadm creates, describes (literal, prefixed,
 // MATCH) and deletes ACLs; duplicates are stored once.
 func TestACLAdminKadm(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{})
 	adm := kadm.NewClient(b.admin)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -224,6 +229,7 @@ func TestACLAdminKadm(t *testing.T) {
 // TestACLRequestsWithoutAuthorizer: without authorizer.class.name the ACL
 // requests answer SECURITY_DISABLED, as Kafka's.
 func TestACLRequestsWithoutAuthorizer(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	adm := kadm.NewClient(b.client())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -246,6 +252,7 @@ func TestACLRequestsWithoutAuthorizer(t *testing.T) {
 // principal, host, operation and resource, once however many times it
 // repeats within the rate limit; allowances only at debug level.
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	core, logs := observer.New(zap.DebugLevel)
 	authz := acl.New(acl.Config{}, zap.New(core))
 	b := startBroker(t, func(c *Config) { c.Authorizer = authz })

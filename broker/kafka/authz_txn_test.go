@@ -103,6 +103,7 @@ func txnAuthzCases() []authzCase {
 }
 
 func TestTxnAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{})
 	bob := b.rawAs(t, "bob")
 	alice := b.rawAs(t, "alice")

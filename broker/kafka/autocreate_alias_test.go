@@ -13,6 +13,7 @@ import (
 // the name (an aliased name once turned into garbage and crashed the
 // broker in a metrics label).
 func TestAutoCreateKeepsTopicName(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	rc := dialRaw(t, b.addr)
 	names := []string{"alias-topic-aaaa", "alias-topic-zzzz"}

@@ -80,6 +80,7 @@ func segmentBytes(t *testing.T, dir string) int64 {
 // partitions answering only those it holds, and KAFKA_STORAGE_ERROR with
 // no topics once broker/logdir has marked the directory failed.
 func TestDescribeLogDirs(t *testing.T) {
+	t.Parallel()
 	mon := logdir.New(logdir.Config{})
 	t.Cleanup(mon.Close)
 	b := startBroker(t, func(c *Config) {
@@ -135,6 +136,7 @@ func TestDescribeLogDirs(t *testing.T) {
 // TestDescribeLogDirsAuthorization: DESCRIBE on the cluster is needed, as
 // Kafka; without it CLUSTER_AUTHORIZATION_FAILED and no directories.
 func TestDescribeLogDirsAuthorization(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{}, func(c *Config) { c.LogDirs = []string{t.TempDir()} })
 	bob := b.as(t, "bob")
 	resp := describeLogDirs(t, bob, 4, nil)
@@ -156,6 +158,7 @@ func TestDescribeLogDirsAuthorization(t *testing.T) {
 // fails it answers KAFKA_STORAGE_ERROR for that one only and the other
 // keeps its partitions, sizes and space.
 func TestDescribeLogDirsTwoDirs(t *testing.T) {
+	t.Parallel()
 	dirA, dirB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	dirs, err := logdir.NewDirs(logdir.Config{}, []string{dirA, dirB})
 	if err != nil {

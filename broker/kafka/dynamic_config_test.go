@@ -17,6 +17,7 @@ import (
 // override, described with Kafka's sources and synonyms; bad changes
 // refused as a whole with Kafka's errors.
 func TestAdminDynamicBrokerConfigs(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, withBrokerConfig(t, map[string]string{"log.retention.hours": "100"}))
 	adm, ctx := adminFor(t, b)
 	self := strconv.Itoa(int(b.srv.cfg.NodeID))

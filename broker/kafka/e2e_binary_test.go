@@ -102,6 +102,7 @@ func (p *weirProcess) stop(t *testing.T) {
 // reads /metrics, kills it with SIGKILL, restarts it on the same data dir,
 // consumes everything back, and stops it with SIGTERM (exit status 0).
 func TestWeirBrokerBinary(t *testing.T) {
+	t.Parallel()
 	bin := weirbin.Build(t)
 	dataDir := t.TempDir()
 	p := startWeir(t, bin, dataDir)

@@ -49,6 +49,7 @@ func createTopic(t testing.TB, b *testBroker, name string, partitions int32, con
 }
 
 func TestFranzProduceConsumeAllCodecsAndAcks(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	total := e2eRecords()
 	const parts = 8

@@ -24,6 +24,7 @@ func kcatPath(t *testing.T) string {
 }
 
 func TestKcat(t *testing.T) {
+	t.Parallel()
 	kcat := kcatPath(t)
 	b := startBroker(t)
 	n := 100_000

@@ -14,6 +14,7 @@ import (
 // is not 0 (KAFKA-17492), v4 all of them; finalized features leave out
 // level 0; v0-2 carry none.
 func TestApiVersionsFeatures(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	rc := dialRaw(t, b.addr)
 	for _, v := range []int16{2, 3, 4} {
@@ -51,6 +52,7 @@ func TestApiVersionsFeatures(t *testing.T) {
 // supported range), success with per-feature results below v2 for the
 // current level.
 func TestUpdateFeatures(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{})
 	rc := dialRaw(t, b.listenerAddr("PLAINTEXT"))
 	update := func(v int16, typ int8, updates ...kmsg.UpdateFeaturesRequestFeatureUpdate) *kmsg.UpdateFeaturesResponse {

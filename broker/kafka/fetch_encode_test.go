@@ -33,6 +33,7 @@ type bufConn struct {
 func (c bufConn) Write(p []byte) (int, error) { return c.buf.Write(p) }
 
 func TestFetchEncodingMatchesKmsg(t *testing.T) {
+	t.Parallel()
 	small := bytes.Repeat([]byte{0xab}, 100)
 	large := bytes.Repeat([]byte{0xcd}, copyBelow+5000) // goes through WriteTo
 	for v := int16(4); v <= 12; v++ {

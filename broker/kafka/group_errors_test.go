@@ -76,6 +76,7 @@ func fetchOffsets(t *testing.T, rc *rawConn, group string) map[int32]int64 {
 }
 
 func TestGroupErrorCodes(t *testing.T) {
+	t.Parallel()
 	b := startGroupBroker(t, testGroupConfig())
 	createTopic(t, b, "t", 3, nil)
 	rc := dialRaw(t, b.addr)
@@ -262,6 +263,7 @@ func TestGroupErrorCodes(t *testing.T) {
 }
 
 func TestGroupStaticMembership(t *testing.T) {
+	t.Parallel()
 	b := startGroupBroker(t, testGroupConfig())
 	createTopic(t, b, "t", 2, nil)
 	rc := dialRaw(t, b.addr)
@@ -333,6 +335,7 @@ func TestGroupStaticMembership(t *testing.T) {
 // JoinGroup v0 (librdkafka's minimum): no rebalance timeout, no
 // MEMBER_ID_REQUIRED.
 func TestGroupJoinV0(t *testing.T) {
+	t.Parallel()
 	b := startGroupBroker(t, testGroupConfig())
 	rc := dialRaw(t, b.addr)
 	jr := rc.roundTrip(joinReq(0, "v0", "", nil, "consumer", "range")).(*kmsg.JoinGroupResponse)

@@ -109,6 +109,7 @@ func (k *kcatMember) stop() {
 }
 
 func TestGroupKcatTwoMembers(t *testing.T) {
+	t.Parallel()
 	kcat := groupKcat(t)
 	b := startGroupBroker(t, testGroupConfig())
 	const (

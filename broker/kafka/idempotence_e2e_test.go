@@ -75,6 +75,7 @@ func sendBatch(rc *rawConn, topic string, partition int32, batch []byte) sent {
 }
 
 func TestIdempotentProduceRawAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := startBrokerIn(t, dir)
 	withProducerIDs(t, b)
@@ -188,6 +189,7 @@ func consumeValues(t *testing.T, b *testBroker, topic string, partition int32, n
 }
 
 func TestInitProducerIDTransactional(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	rc := dialRaw(t, b.addr)
 	if r := initProducerID(t, rc, 4, kmsg.StringPtr("txn-1")); r.ErrorCode != 0 || r.ProducerID < 0 || r.ProducerEpoch != 0 {
@@ -207,6 +209,7 @@ func TestInitProducerIDTransactional(t *testing.T) {
 // it calls InitProducerId and numbers its batches; with many in flight per
 // partition and small batches, every record arrives once and in order.
 func TestFranzIdempotentProducer(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	withProducerIDs(t, b)
 	const parts, perPart = 4, 2000
@@ -294,6 +297,7 @@ func (d *cuttingDialer) cut() {
 // repeat until the broker has answered at least one resend as a duplicate
 // (so the dedup path was really taken), at most 10.
 func TestFranzIdempotentProducerSurvivesConnectionCuts(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	withProducerIDs(t, b)
 	const parts, perRound = 2, 3000

@@ -29,6 +29,7 @@ func idemBatch(n int, seq int32) []byte {
 // broker/txn: a resent batch is stored once and answered with its original
 // offset, also after a restart; a gap gets OUT_OF_ORDER_SEQUENCE_NUMBER.
 func TestProduceCallsProducerState(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := startBrokerIn(t, dir)
 	createTopic(t, b, "idem", 1, nil)

@@ -53,6 +53,7 @@ func storedState(t *testing.T, b *testBroker, topic string) (int64, []string) {
 }
 
 func TestMalformedProduceGetsKafkaErrors(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	createTopic(t, b, "m", 1, map[string]string{"max.message.bytes": "2000"})
 	rc := dialRaw(t, b.addr)
@@ -123,6 +124,7 @@ func TestMalformedProduceGetsKafkaErrors(t *testing.T) {
 }
 
 func TestMalformedFramesCloseOnlyThatConnection(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t, func(c *Config) { c.MaxRequestBytes = 1 << 20 })
 	createTopic(t, b, "keep", 1, nil)
 	rc := dialRaw(t, b.addr)

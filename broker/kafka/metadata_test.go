@@ -10,6 +10,7 @@ import (
 )
 
 func TestApiVersionsAdvertisesRegistrations(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	cl := b.client()
 	for _, v := range []int16{0, 1, 2, 3} {
@@ -42,6 +43,7 @@ func TestApiVersionsAdvertisesRegistrations(t *testing.T) {
 }
 
 func TestMetadataAutoCreate(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	cl := b.client()
 	adm := kadm.NewClient(cl)

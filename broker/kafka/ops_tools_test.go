@@ -26,6 +26,7 @@ import (
 // is -1, UNKNOWN_OFFSET; an error would print "Skip getting offsets ..."),
 // as it does against Kafka without remote storage.
 func TestKafkaGetOffsetsLocalAndTiered(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	run := kafkatools.ForTest(t, kafkatools.GetOffsetShell, b.addr)
 	createTopic(t, b, "gotiered", 2, nil)
@@ -64,6 +65,7 @@ func TestKafkaGetOffsetsLocalAndTiered(t *testing.T) {
 // kafka-consumer-groups --list --type (ListGroups v5) show weir's groups
 // with type Classic, and a filter on another type lists none of them.
 func TestKafkaGroupsListType(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	groups := kafkatools.ForTest(t, kafkatools.GroupsCommand, b.addr)
 	consumerGroups := kafkatools.ForTest(t, kafkatools.ConsumerGroupCommand, b.addr)
@@ -112,6 +114,7 @@ func TestKafkaGroupsListType(t *testing.T) {
 // it does against Kafka; an upgrade weir cannot make fails with Kafka's
 // INVALID_UPDATE_VERSION message, and one to the current level succeeds.
 func TestKafkaFeatures(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	run := kafkatools.ForTest(t, kafkatools.FeatureCommand, b.addr)
 	out := run("describe")
@@ -150,6 +153,7 @@ func TestKafkaFeatures(t *testing.T) {
 // whose log directory broker/logdir marked failed shows the directory
 // with Kafka's error for it and no partitions.
 func TestKafkaLogDirsFailedDir(t *testing.T) {
+	t.Parallel()
 	mon := logdir.New(logdir.Config{})
 	t.Cleanup(mon.Close)
 	dir := t.TempDir()

@@ -341,6 +341,9 @@ func checkRate(t *testing.T, what string, m *rateMeter, limit float64, from, to 
 // mutual TLS, as User:alice, converges on alice's producer_byte_rate;
 // another certificate's user is not held back by it.
 func TestProducerByteRateFranz(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures a byte rate over quota windows")
+	}
 	t.Parallel()
 	s := newTLSSetup(t)
 	cfg := s.settings(tlsconf.SSLClientAuth, "required", tlsconf.SSLPrincipalMappingRules, "RULE:^CN=(.*)$/$1/,DEFAULT")
@@ -386,6 +389,9 @@ func TestProducerByteRateFranz(t *testing.T) {
 // TestConsumerByteRateFranz: franz-go consuming a backlog with a client
 // id under consumer_byte_rate converges on the quota.
 func TestConsumerByteRateFranz(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures a byte rate over quota windows")
+	}
 	t.Parallel()
 	b := startBroker(t, withBrokerConfig(t, quotaWindows))
 	createTopic(t, b, "cq", 1, nil)
@@ -426,6 +432,9 @@ func TestConsumerByteRateFranz(t *testing.T) {
 // producer_byte_rate on its client.id takes the time the quota gives
 // (about a second of burst, then 1 MiB/s) and delivers everything.
 func TestQuotaKcat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures a byte rate over quota windows")
+	}
 	kcat := kcatPath(t)
 	t.Parallel()
 	b := startBroker(t, withBrokerConfig(t, quotaWindows))

@@ -121,6 +121,9 @@ func TestSASLOAuthBearer(t *testing.T) {
 // an expired session (franz-go re-authenticates 1 s before the end of a
 // session, so a session of 2.5 s is renewed after about 1.5 s).
 func TestSASLReauthFranz(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs through several SASL session lifetimes")
+	}
 	t.Parallel()
 	b := startSASLBroker(t, saslConfigs(sasl.MaxReauthMs, "2500"))
 	b.addScram(t, kadm.ScramSha512, "alice", "alice-secret")

@@ -23,6 +23,7 @@ import (
 // directory monitor, broker/logdir). EIO comes from the fault-injecting
 // FS: no real file system in a test produces it.
 func TestReadEIOIsStorageError(t *testing.T) {
+	t.Parallel()
 	var failReads atomic.Bool
 	ffs := vfs.NewFault(vfs.OS)
 	ffs.SetInjector(func(op vfs.Op) *vfs.Fault {

@@ -81,6 +81,7 @@ func codeName(c int16) string {
 }
 
 func TestTxnCoordinatorRequests(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	createTopic(t, b, "tx-out", 2, nil)
 	rc := dialRaw(t, b.addr)
@@ -275,6 +276,7 @@ func (b *testBroker) logEnd(t *testing.T, topic string, p int32) int64 {
 // EndTxn is PRODUCER_FENCED, the abort marker is written, and a new
 // InitProducerId continues with the next epoch.
 func TestTxnTimeoutAborts(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	cfg := txncoord.DefaultConfig()
 	cfg.StateLogPartitions = 3
@@ -316,6 +318,7 @@ func TestTxnTimeoutAborts(t *testing.T) {
 // is read by a read_committed consumer, an aborted one is not, and a
 // zombie producer with the same transactional id is fenced.
 func TestTxnFranzProducer(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	createTopic(t, b, "tx-franz", 2, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -378,6 +381,7 @@ func TestTxnFranzProducer(t *testing.T) {
 // tombstone in __transaction_state); the id then starts over with a new
 // producer id.
 func TestTxnIDExpiration(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	cfg := txncoord.DefaultConfig()
 	cfg.StateLogPartitions = 3
@@ -415,6 +419,7 @@ func TestTxnIDExpiration(t *testing.T) {
 // INVALID_TXN_STATE) and nothing of it is appended; the partition it did
 // add takes the same batch.
 func TestTxnProduceToPartitionNotAdded(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	createTopic(t, b, "tx-np", 2, nil)
 	rc := dialRaw(t, b.addr)

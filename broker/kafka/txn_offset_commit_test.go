@@ -50,6 +50,7 @@ func txnCodes(t *testing.T, r kmsg.Response) map[string]int16 {
 // unknown topics and partitions; only then does the request reach the
 // transaction (verification) and the group.
 func TestTxnOffsetCommitAuthorization(t *testing.T) {
+	t.Parallel()
 	b := startACLBroker(t, acl.Config{})
 	withTopic(t, b, "tt") // one partition
 	alice := b.rawAs(t, "alice")
@@ -98,6 +99,7 @@ func TestTxnOffsetCommitAuthorization(t *testing.T) {
 // TestTxnOffsetCommitVersions sends every supported version over the
 // wire: each is answered in its own version (v0-2 without member fields).
 func TestTxnOffsetCommitVersions(t *testing.T) {
+	t.Parallel()
 	b := startGroupBroker(t, testGroupConfig())
 	createTopic(t, b, "tv", 1, nil)
 	raw := dialRaw(t, b.addr)

@@ -22,6 +22,7 @@ import (
 // The transaction coordinator is not involved: the producer is verified
 // by the caller of Coordinator.TxnCommit in production.
 func TestTxnOffsetsThroughMarkers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := startBrokerIn(t, dir)
 	if err := b.srv.SetGroupConfig(testGroupConfig()); err != nil {

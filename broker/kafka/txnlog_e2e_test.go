@@ -16,6 +16,7 @@ import (
 // open transaction holds read_committed back at its first offset until it
 // commits; DescribeProducers shows it meanwhile.
 func TestFranzTransactionsReadCommitted(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	createTopic(t, b, "etx", 2, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -121,6 +121,7 @@ func listLatest(t *testing.T, rc *rawConn, topic string, isolation int8) int64 {
 // read_committed consumer drops the aborted records; all of it survives a
 // restart, an ongoing transaction included.
 func TestTransactionsOnThePartition(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := startBrokerIn(t, dir)
 	createTopic(t, b, "tx", 1, nil)
@@ -292,6 +293,7 @@ func describeProducers(t *testing.T, rc *rawConn, topic string, want map[int64][
 // OFFSET_NOT_AVAILABLE, read_uncommitted is served; once loaded, both
 // answer again.
 func TestReadCommittedWhileProducerStateLoads(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	createTopic(t, b, "ld", 1, nil)
 	rc := dialRaw(t, b.addr)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	appendLines(t, e.path("good.log"), "g", 0, 500)
 	garbage := make([]byte, 1<<20)
@@ -86,6 +87,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestMultilineAndStartAtEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	os.WriteFile(e.path("old.log"), []byte("old line 1\nold line 2\n"), 0o644)
 	o := e.options("ml", e.path("*.log"))
@@ -113,6 +115,7 @@ func TestMultilineAndStartAtEnd(t *testing.T) {
 
 // The hand-unrolled Avro encoder writes what schemas.Encoder writes.
 func TestAvroEncoderMatchesSchemas(t *testing.T) {
+	t.Parallel()
 	s, err := schemas.Parse(EventSchema)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // The file kind: each id is a line "id=N" appended to a log file; the
 // large input is one long line.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	conformance.TestSource(t, conformance.SourceDef{
 		Kind: "file",
 		New: func(t *testing.T, env *conformance.Env, name string) *conformance.SourceCase {

@@ -20,6 +20,7 @@ import (
 // content at that offset for the rest of the old file: every line of the
 // old content (now in the copy) and of the new one arrives exactly once.
 func TestCopytruncateBehindReader(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
 	const lines = 20000
@@ -95,6 +96,7 @@ func TestCopytruncateBehindReader(t *testing.T) {
 // the old content and repeating the new (the "3084 missing, 3084
 // duplicated" of TestKillDashNineTransactions: one read buffer).
 func TestCopytruncateBetweenOpenAndFirstRead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
 	const lines = 20000

@@ -86,6 +86,7 @@ func jsonFields(t *testing.T, v []byte) []connectors.RawField {
 // TestEmitRaw checks that raw records carry the line and exactly the
 // fields (names, order, values) of the JSON encoding of the same lines.
 func TestEmitRaw(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.log")
 	lines := []string{

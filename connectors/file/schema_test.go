@@ -10,6 +10,7 @@ import (
 // that way (testdata/LogEvent.avsc), so existing subjects keep their
 // schema ids.
 func TestEventSchemaText(t *testing.T) {
+	t.Parallel()
 	want, err := os.ReadFile("testdata/LogEvent.avsc")
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ func checkLines(t *testing.T, evs []event, prefix string, from, to int) {
 }
 
 func TestTailRotationsAndSmallFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	appendLines(t, e.path("a.log"), "a", 0, 1000)
 	appendLines(t, e.path("small.log"), "s", 0, 2) // shorter than the fingerprint

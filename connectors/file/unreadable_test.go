@@ -111,6 +111,7 @@ func copyExecutable(t *testing.T) string {
 // descriptor, and once the bad file is made readable the next rescan
 // picks it up.
 func TestUnreadableFiles(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to start the source as an unprivileged uid (so that chmod 000 applies and can be undone)")
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestNDJSON(t *testing.T) {
+	t.Parallel()
 	p := Parser{KeyField: "id", MaxEventBytes: 100}
 	evs, err := p.NDJSON([]byte("{\"id\":\"a\",\"m\":1}\r\n\n  {\"id\":7}\n{\"x\":null,\"id\":null}\n{\"id\":{\"n\":[1]}}"), nil)
 	if err != nil {
@@ -42,6 +43,7 @@ func TestNDJSON(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
+	t.Parallel()
 	p := Parser{KeyField: "k", MaxEventBytes: 50}
 	evs, err := p.JSON([]byte(" [ {\"k\":\"x\"} ,\n{\"a\":[1,2]} ] \n"), nil)
 	if err != nil || len(evs) != 2 || string(evs[0].Value) != `{"k":"x"}` || string(evs[0].Key) != "x" ||

@@ -19,6 +19,7 @@ import (
 // (answered once the broker has them); the large input is one event with
 // a long field.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	conformance.TestSource(t, conformance.SourceDef{
 		Kind: "http",
 		Push: true,

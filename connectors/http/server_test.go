@@ -164,6 +164,7 @@ func (e *env) topicEvents(topic string, want int) map[string]*kgo.Record {
 // With -short, 750 events a sender (12,000): six requests each, every
 // format on both paths, the same checks; the full run sends 100,000.
 func TestHTTP100k(t *testing.T) {
+	t.Parallel()
 	const senders, batch = 16, 125
 	per := 6250
 	if testing.Short() {
@@ -218,6 +219,7 @@ func TestHTTP100k(t *testing.T) {
 }
 
 func TestHTTPRejections(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "rej", 1, Options{MaxBodyBytes: 4096, MaxEventBytes: 1024, BearerToken: "s3cret", Username: "u", Password: "p",
 		AllowedTopics: []string{"other"}})
 	auth := []string{"Authorization", "Bearer s3cret"}
@@ -329,6 +331,7 @@ func (e *env) flood(stop chan struct{}, prefix string) map[int][]string {
 // broker resumes, the topic holds exactly the events answered 200 and
 // none of the 429'd ones.
 func TestHTTPOverload(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "ovl", 2, Options{MaxBufferedRecords: 5})
 	if r := e.post("/ingest", "application/json", []byte(`{"id":"warm"}`)); r.code != 200 {
 		t.Fatalf("warm-up: %d %+v", r.code, r.body)
@@ -384,6 +387,7 @@ func TestHTTPOverload(t *testing.T) {
 // back, requests get 200 again and every event answered 200 is in the
 // topic.
 func TestHTTPUnavailable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "una", 1, Options{MaxBufferedRecords: 20, AckTimeout: 2 * time.Second})
 	if r := e.post("/ingest", "application/json", []byte(`{"id":"warm"}`)); r.code != 200 {
 		t.Fatalf("warm-up: %d %+v", r.code, r.body)
@@ -429,6 +433,7 @@ func TestHTTPUnavailable(t *testing.T) {
 // TestKind: the "http" kind is registered with its spec and runs through
 // the connector runtime.
 func TestKind(t *testing.T) {
+	t.Parallel()
 	k, err := connectors.Default.Lookup("http")
 	if err != nil || !k.IsSource() {
 		t.Fatal(err)

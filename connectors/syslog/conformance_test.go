@@ -18,6 +18,7 @@ import (
 // sending an RFC 5424 message "id=N" per id; the large input is one long
 // message.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	conformance.TestSource(t, conformance.SourceDef{
 		Kind: "syslog",
 		Push: true,

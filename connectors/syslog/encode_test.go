@@ -75,6 +75,7 @@ func checkAvro(t testing.TB, e *Event) {
 }
 
 func TestAvroMatchesSchemasEncoder(t *testing.T) {
+	t.Parallel()
 	recv := time.Date(2024, 3, 10, 12, 0, 0, 123e6, time.UTC)
 	for _, in := range []string{
 		`<165>1 2003-10-11T22:14:15.003000-07:00 mymachine.example.com evntslog 1234 ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"][examplePriority@32473 class="high"][exampleSDID@32473 more="x" iut="4"] An application event`,

@@ -9,6 +9,7 @@ import (
 // octet-counted frame with all its bytes, or a line with its LF) and
 // nothing else, so a batch never waits for more input.
 func TestFrameReady(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in    string
 		reads int // messages read before asking

@@ -13,6 +13,7 @@ import (
 var now = time.Date(2024, 3, 10, 12, 0, 0, 0, time.UTC)
 
 func TestParse5424(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want Message
@@ -55,6 +56,7 @@ func TestParse5424(t *testing.T) {
 }
 
 func TestParse3164(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want Message
@@ -106,6 +108,7 @@ func TestParse3164(t *testing.T) {
 }
 
 func TestParseUnparsedKeepsEverything(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"":                                       "empty message",
 		"no pri at all":                          "no PRI",
@@ -138,6 +141,7 @@ func TestParseUnparsedKeepsEverything(t *testing.T) {
 }
 
 func TestFraming(t *testing.T) {
+	t.Parallel()
 	in := "<13>1 - h a p m - one\n" + // LF
 		"23 <13>1 - h a p m - two\nX" + // octet counted, the count includes an LF inside
 		"<13>three\r\n" + // CRLF
@@ -184,6 +188,7 @@ func TestFraming(t *testing.T) {
 }
 
 func TestFramingLongLineAcrossBuffer(t *testing.T) {
+	t.Parallel()
 	// Lines longer than the bufio buffer (64 KiB) are read in chunks.
 	long := bytes.Repeat([]byte("a"), 200<<10)
 	in := append(append([]byte("<13>"), long...), "\n<13>next\n"...)

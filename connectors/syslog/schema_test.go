@@ -11,6 +11,7 @@ import (
 // that way (testdata/SyslogEvent.avsc), so existing subjects keep their
 // schema ids.
 func TestEventSchemaText(t *testing.T) {
+	t.Parallel()
 	want, err := os.ReadFile("testdata/SyslogEvent.avsc")
 	if err != nil {
 		t.Fatal(err)
@@ -23,6 +24,7 @@ func TestEventSchemaText(t *testing.T) {
 // TestJSONShape: the JSON object of an event with every field, as the
 // hand-written encoder wrote it before the event was described once.
 func TestJSONShape(t *testing.T) {
+	t.Parallel()
 	e := &Event{Message: Message{Format: RFC5424, Priority: 13, Version: 1,
 		Timestamp: time.Date(2024, 3, 10, 12, 0, 0, 500_000_000, time.FixedZone("", 3600)),
 		Hostname:  "h", AppName: "app", MsgID: "ID1",

@@ -126,6 +126,7 @@ func message(s, n int) string {
 // With -short, 650 messages a sender (10,400; a multiple of 50, so the
 // garbage count below holds): the same checks; the full run sends 100,000.
 func TestTCP100k(t *testing.T) {
+	t.Parallel()
 	const senders = 16
 	per := 6250
 	if testing.Short() {
@@ -222,6 +223,7 @@ func TestTCP100k(t *testing.T) {
 // (the sender blocks) instead of dropping; after the broker resumes,
 // every message arrives.
 func TestTCPBackpressure(t *testing.T) {
+	t.Parallel()
 	const total = 50_000 // ~10 MB: more than the socket buffers hold
 	e := newEnv(t, "bp", 1)
 	srv := e.start(Options{Topic: "bp", TCPAddr: "127.0.0.1:0", MaxBufferedRecords: 10})
@@ -272,6 +274,7 @@ func TestTCPBackpressure(t *testing.T) {
 // TestUDP: datagrams arrive parsed; with a full buffer (broker paused)
 // the extra ones are dropped and counted, and the others arrive.
 func TestUDP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "udp", 1)
 	srv := e.start(Options{Topic: "udp", UDPAddr: "127.0.0.1:0", MaxBufferedRecords: 5, MaxMessageBytes: 600})
 	c, err := net.Dial("udp", srv.UDPAddr().String())
@@ -345,6 +348,7 @@ func TestUDP(t *testing.T) {
 // TestKind: the "syslog" kind is registered with its spec and runs
 // through the connector runtime.
 func TestKind(t *testing.T) {
+	t.Parallel()
 	k, err := connectors.Default.Lookup("syslog")
 	if err != nil || !k.IsSource() {
 		t.Fatal(err)
