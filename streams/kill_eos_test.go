@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/x509/pkix"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -298,14 +296,7 @@ func TestCountExactlyOnceAcrossKill(t *testing.T) {
 	b, addr := startEOSBroker(t)
 	b.CreateTopic("xevents", parts, nil)
 	b.CreateTopic("xcounts", parts, nil)
-	want := make(map[string]int64, keys)
-	recs := make([]*kgo.Record, n)
-	rnd := rand.New(rand.NewPCG(9, 10))
-	for i := range recs {
-		k := "key-" + strconv.Itoa(rnd.IntN(keys))
-		want[k]++
-		recs[i] = &kgo.Record{Topic: "xevents", Key: []byte(k), Value: []byte("v")}
-	}
+	recs, want := countInput("xevents", n, keys, 9)
 	cl := b.Client()
 	r := &killRun{t: t, b: b, adm: kadm.NewClient(cl), input: "xevents",
 		cc:        killChildConfig{Broker: addr, AppID: "xwc", Topology: "xcount", CommitInterval: 200 * time.Millisecond, ExactlyOnce: true},
@@ -313,11 +304,7 @@ func TestCountExactlyOnceAcrossKill(t *testing.T) {
 		recs:      recs, instances: 3, steady: true}
 	r.run()
 
-	phase3 := map[int32]int64{}
-	for _, rec := range recs[n*7/10:] {
-		phase3[rec.Partition]++
-	}
-	r.checkRestores(phase3)
+	r.checkRestores(phase3Counts(recs))
 
 	committed := readCommitted(t, addr, "xcounts")
 	checkUpdatesOnce(t, committed, want)
@@ -344,14 +331,7 @@ func TestCountExactlyOnceZombie(t *testing.T) {
 	b, addr := startEOSBroker(t)
 	b.CreateTopic("xevents", parts, nil)
 	b.CreateTopic("xcounts", parts, nil)
-	want := make(map[string]int64, keys)
-	recs := make([]*kgo.Record, n)
-	rnd := rand.New(rand.NewPCG(13, 14))
-	for i := range recs {
-		k := "key-" + strconv.Itoa(rnd.IntN(keys))
-		want[k]++
-		recs[i] = &kgo.Record{Topic: "xevents", Key: []byte(k), Value: []byte("v")}
-	}
+	recs, want := countInput("xevents", n, keys, 13)
 	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "xevents",
 		cc:        killChildConfig{Broker: addr, AppID: "xwz", Topology: "xcount", CommitInterval: 200 * time.Millisecond, ExactlyOnce: true},
 		storeTask: func(string) bool { return true },
@@ -379,15 +359,7 @@ func TestGroupByCountExactlyOnceAcrossKill(t *testing.T) {
 	b, addr := startEOSBroker(t)
 	b.CreateTopic("xgevents", parts, nil)
 	b.CreateTopic("xgcounts", parts, nil)
-	want := make(map[string]int64, keys)
-	recs := make([]*kgo.Record, n)
-	rnd := rand.New(rand.NewPCG(11, 12))
-	for i := range recs {
-		k := "key-" + strconv.Itoa(rnd.IntN(keys))
-		want[k]++
-		seq := strconv.Itoa(i)
-		recs[i] = &kgo.Record{Topic: "xgevents", Key: []byte(seq), Value: []byte(k + "/" + seq)}
-	}
+	recs, want := groupByInput("xgevents", n, keys, 11)
 	const app = "xwg"
 	repart := app + "-gcounts-repartition"
 	isRepart := func(id string) bool { return strings.HasPrefix(id, repart+"-") }
@@ -397,18 +369,13 @@ func TestGroupByCountExactlyOnceAcrossKill(t *testing.T) {
 		recs:      recs, instances: 2}
 	r.run()
 
-	phase3 := map[int32]int64{}
-	for _, rec := range recs[n*7/10:] {
-		phase3[rec.Partition]++
-	}
-	r.checkRestores(phase3)
+	r.checkRestores(phase3Counts(recs))
 
 	copies := make([]int, n)
 	rc := readCommitted(t, addr, repart)
 	for _, rec := range rc {
-		_, seq, ok := strings.Cut(string(rec.Value), "/")
-		i, err := strconv.Atoi(seq)
-		if !ok || err != nil || i < 0 || i >= n {
+		i, ok := seqOf(rec.Value, n)
+		if !ok {
 			t.Fatalf("%s: unexpected value %q", repart, rec.Value)
 		}
 		copies[i]++

@@ -757,6 +757,55 @@ func (r *killRun) run() {
 	}
 }
 
+// countInput returns n records of topic, each keyed by one of keys keys
+// (drawn with the PCG seeded seed, seed+1), and the count of each key:
+// the input of the count topology.
+func countInput(topic string, n, keys int, seed uint64) ([]*kgo.Record, map[string]int64) {
+	want := make(map[string]int64, keys)
+	recs := make([]*kgo.Record, n)
+	rnd := rand.New(rand.NewPCG(seed, seed+1))
+	for i := range recs {
+		k := "key-" + strconv.Itoa(rnd.IntN(keys))
+		want[k]++
+		recs[i] = &kgo.Record{Topic: topic, Key: []byte(k), Value: []byte("v")}
+	}
+	return recs, want
+}
+
+// groupByInput is countInput for the groupby topology: each record is
+// keyed by its sequence number, its value "<counted key>/<sequence>"
+// (seqOf reads the sequence back).
+func groupByInput(topic string, n, keys int, seed uint64) ([]*kgo.Record, map[string]int64) {
+	want := make(map[string]int64, keys)
+	recs := make([]*kgo.Record, n)
+	rnd := rand.New(rand.NewPCG(seed, seed+1))
+	for i := range recs {
+		k := "key-" + strconv.Itoa(rnd.IntN(keys))
+		want[k]++
+		seq := strconv.Itoa(i)
+		recs[i] = &kgo.Record{Topic: topic, Key: []byte(seq), Value: []byte(k + "/" + seq)}
+	}
+	return recs, want
+}
+
+// seqOf returns the input sequence number a groupby record carries in
+// its value, if it is one of n.
+func seqOf(value []byte, n int) (int, bool) {
+	_, seq, ok := strings.Cut(string(value), "/")
+	i, err := strconv.Atoi(seq)
+	return i, ok && err == nil && i >= 0 && i < n
+}
+
+// phase3Counts returns, per input partition, the records of the last
+// 30% of recs (produced after the added instance joined).
+func phase3Counts(recs []*kgo.Record) map[int32]int64 {
+	out := map[int32]int64{}
+	for _, rec := range recs[len(recs)*7/10:] {
+		out[rec.Partition]++
+	}
+	return out
+}
+
 // produceErr produces recs and waits for every acknowledgement.
 func produceErr(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) error {
 	var mu sync.Mutex
@@ -915,25 +964,14 @@ func TestCountExactAcrossKillAndScaleOut(t *testing.T) {
 	b := testbroker.Start(t)
 	b.CreateTopic("events", parts, nil)
 	b.CreateTopic("counts", parts, nil)
-	want := make(map[string]int64, keys)
-	recs := make([]*kgo.Record, n)
-	rnd := rand.New(rand.NewPCG(5, 6))
-	for i := range recs {
-		k := "key-" + strconv.Itoa(rnd.IntN(keys))
-		want[k]++
-		recs[i] = &kgo.Record{Topic: "events", Key: []byte(k), Value: []byte("v")}
-	}
+	recs, want := countInput("events", n, keys, 5)
 	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "events",
 		cc:        killChildConfig{Broker: b.Addr, AppID: "wc", Topology: "count", CommitInterval: 200 * time.Millisecond},
 		storeTask: func(string) bool { return true },
 		recs:      recs, instances: 3, steady: true}
 	r.run()
 
-	phase3 := map[int32]int64{}
-	for _, rec := range recs[n*7/10:] {
-		phase3[rec.Partition]++
-	}
-	r.checkRestores(phase3)
+	r.checkRestores(phase3Counts(recs))
 
 	var updates int
 	maxSeen := map[string]int64{}
@@ -1022,15 +1060,7 @@ func groupByCountAcrossKill(t *testing.T) (proved bool) {
 	b := testbroker.Start(t)
 	b.CreateTopic("gevents", parts, nil)
 	b.CreateTopic("gcounts", parts, nil)
-	want := make(map[string]int64, keys)
-	recs := make([]*kgo.Record, n)
-	rnd := rand.New(rand.NewPCG(7, 8))
-	for i := range recs {
-		k := "key-" + strconv.Itoa(rnd.IntN(keys))
-		want[k]++
-		seq := strconv.Itoa(i)
-		recs[i] = &kgo.Record{Topic: "gevents", Key: []byte(seq), Value: []byte(k + "/" + seq)}
-	}
+	recs, want := groupByInput("gevents", n, keys, 7)
 	const app = "wg"
 	repart := app + "-gcounts-repartition"
 	isRepart := func(id string) bool { return strings.HasPrefix(id, repart+"-") }
@@ -1038,9 +1068,8 @@ func groupByCountAcrossKill(t *testing.T) (proved bool) {
 	copiesOf := func() []int {
 		copies := make([]int, n)
 		for _, rec := range b.ReadAll(repart) {
-			_, seq, ok := strings.Cut(string(rec.Value), "/")
-			var i int
-			if _, err := fmt.Sscan(seq, &i); !ok || err != nil || i < 0 || i >= n {
+			i, ok := seqOf(rec.Value, n)
+			if !ok {
 				t.Fatalf("%s: unexpected value %q", repart, rec.Value)
 			}
 			copies[i]++
@@ -1082,11 +1111,7 @@ func groupByCountAcrossKill(t *testing.T) (proved bool) {
 	}
 	r.run()
 
-	phase3 := map[int32]int64{}
-	for _, rec := range recs[n*7/10:] {
-		phase3[rec.Partition]++
-	}
-	r.checkRestores(phase3)
+	r.checkRestores(phase3Counts(recs))
 
 	copies := copiesOf()
 	victimOwned := map[int32]bool{}
