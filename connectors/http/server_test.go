@@ -331,7 +331,6 @@ func (e *env) flood(stop chan struct{}, prefix string) map[int][]string {
 // broker resumes, the topic holds exactly the events answered 200 and
 // none of the 429'd ones.
 func TestHTTPOverload(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "ovl", 2, Options{MaxBufferedRecords: 5})
 	if r := e.post("/ingest", "application/json", []byte(`{"id":"warm"}`)); r.code != 200 {
 		t.Fatalf("warm-up: %d %+v", r.code, r.body)
@@ -387,7 +386,6 @@ func TestHTTPOverload(t *testing.T) {
 // back, requests get 200 again and every event answered 200 is in the
 // topic.
 func TestHTTPUnavailable(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, "una", 1, Options{MaxBufferedRecords: 20, AckTimeout: 2 * time.Second})
 	if r := e.post("/ingest", "application/json", []byte(`{"id":"warm"}`)); r.code != 200 {
 		t.Fatalf("warm-up: %d %+v", r.code, r.body)
