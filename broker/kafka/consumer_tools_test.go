@@ -22,7 +22,8 @@ import (
 // the same topic: each group consumes every record. While they run,
 // kafka-groups --list shows the types as against Kafka, and
 // kafka-consumer-groups --describe describes the consumer group
-// (ConsumerGroupDescribe) with its members and offsets.
+// (ConsumerGroupDescribe) with its members and offsets; once they left,
+// it deletes the empty consumer group.
 func TestJavaConsumerProtocolBesideClassic(t *testing.T) {
 	b := startGroupBroker(t, consumerGroupConfig())
 	groups := kafkatools.ForTest(t, kafkatools.GroupsCommand, b.addr)
@@ -123,5 +124,18 @@ func TestJavaConsumerProtocolBesideClassic(t *testing.T) {
 		if len(seen[g]) != n {
 			t.Errorf("group %s consumed %d distinct records of %d", g, len(seen[g]), n)
 		}
+	}
+	// The consumers left: the consumer group is empty, its offsets at the
+	// end, and kafka-consumer-groups deletes it.
+	out = consumerGroups("--describe", "--group", "j-new", "--state")
+	if !regexp.MustCompile(`(?m)^j-new\s+\S+:\d+\s+\(0\)\s+uniform\s+Empty\s+0\s*$`).MatchString(out) {
+		t.Errorf("kafka-consumer-groups --describe --state after the members left:\n%s", out)
+	}
+	out = consumerGroups("--delete", "--group", "j-new")
+	if !strings.Contains(out, "Deletion of requested consumer groups ('j-new') was successful.") {
+		t.Errorf("kafka-consumer-groups --delete:\n%s", out)
+	}
+	if out := groups("--list"); strings.Contains(out, "j-new") || !strings.Contains(out, "j-old") {
+		t.Errorf("kafka-groups --list after the delete:\n%s", out)
 	}
 }
