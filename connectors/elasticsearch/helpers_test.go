@@ -83,7 +83,10 @@ func tombstone(key string) *kgo.Record {
 
 func addFlush(t *testing.T, ix *Indexer, rs ...*kgo.Record) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// A deadline for a stuck sink, not a speed check: one write thread
+	// of a search server on a loaded machine takes over a minute for the
+	// rejection tests' thousands of retried items.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if err := ix.Add(ctx, rs); err != nil {
 		t.Fatalf("Add: %v", err)

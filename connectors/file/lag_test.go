@@ -167,3 +167,87 @@ func TestCopytruncateBetweenOpenAndFirstRead(t *testing.T) {
 		}
 	}
 }
+
+// A copytruncate copy that the source opens while it is still empty
+// (os.WriteFile creates, then writes) is identified again at its first
+// read, when it holds a whole fingerprint: a copy of the open original is
+// not read until the original is truncated, then resumes at the
+// original's position. Before, its lines were read again as a new file's
+// (TestTailRotationsAndSmallFiles: a line seen twice, 1 run in ~50).
+func TestCopyOpenedWhileEmpty(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.log")
+	content := func(prefix string, from, to int) []byte {
+		var b []byte
+		for i := from; i < to; i++ {
+			b = fmt.Appendf(b, "%s line %06d with some padding to look like a log line\n", prefix, i)
+		}
+		return b
+	}
+	if err := os.WriteFile(path, content("old", 0, 2000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := New(Options{Topic: "t", Include: []string{filepath.Join(dir, "app.log*")}, Encoder: JSONEncoder{},
+		RescanInterval: time.Hour, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Open(context.Background(), rawTestCtx{connectors.NewTestMetrics("open")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	seen := map[string]int{}
+	poll := func() {
+		out, err := src.Poll(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out {
+			var ev struct{ Message string }
+			if err := json.Unmarshal(r.Value, &ev); err != nil {
+				t.Fatalf("%s: %v", r.Value, err)
+			}
+			seen[ev.Message]++
+		}
+	}
+	src.now = time.Now()
+	src.rescan()
+	waitSeen := func(n int) {
+		testkit.CheckFor(t, 20*time.Second, func() error {
+			poll()
+			if len(seen) < n {
+				return fmt.Errorf("%d distinct lines of %d", len(seen), n)
+			}
+			return nil
+		})
+	}
+	waitSeen(2000)
+	// The copy is opened while empty, then written.
+	f, err := os.Create(path + ".1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	src.rescan()
+	if len(src.files) != 2 {
+		t.Fatalf("after the scan: %d files open, want the original and the empty copy", len(src.files))
+	}
+	if err := os.WriteFile(path+".1", content("old", 0, 2000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	poll() // the copy is read now if it is taken for a new file
+	// The original is truncated and written again.
+	if err := os.WriteFile(path, content("new", 0, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitSeen(2100)
+	poll()
+	for prefix, n := range map[string]int{"old": 2000, "new": 100} {
+		for i := range n {
+			msg := fmt.Sprintf("%s line %06d with some padding to look like a log line", prefix, i)
+			if c := seen[msg]; c != 1 {
+				t.Fatalf("%q arrived %d times", msg, c)
+			}
+		}
+	}
+}

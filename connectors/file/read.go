@@ -35,6 +35,9 @@ func (s *Source) readChunk(t *tracked) int {
 		s.truncated(t, "its first bytes changed")
 		return 0
 	}
+	if t.small && t.readOff == 0 && n >= s.o.FingerprintBytes && s.identifyCopy(t, s.buf[:s.o.FingerprintBytes]) {
+		return 0
+	}
 	data := s.buf[:n]
 	base := t.readOff
 	t.readOff += int64(n)
@@ -117,6 +120,36 @@ func (s *Source) growHead(t *tracked, data []byte, base int64) {
 		t.key, t.small, t.head = key, false, nil
 		s.byKey[key] = t
 	}
+}
+
+// identifyCopy looks again at a file that was shorter than the
+// fingerprint when it was opened (a copy being written: os.WriteFile
+// creates the file empty, then writes) and now holds a whole fingerprint
+// at its first read. If another open file has the same first bytes, it
+// is the copy of a copytruncate rotation in progress: it is not read
+// (true) until the original is truncated. If a file with these first
+// bytes was read before, t takes that identity and resumes at its
+// position (true, the next read starts there), as open does for a copy
+// found complete. Otherwise it is a new file (false).
+func (s *Source) identifyCopy(t *tracked, head []byte) bool {
+	key := fpKey(head)
+	if other := s.byKey[key]; other != nil && other != t {
+		return true
+	}
+	p, ok := s.known[key]
+	if !ok {
+		return false
+	}
+	if info, err := t.f.Stat(); err != nil || p.offset > info.Size() {
+		return false
+	}
+	delete(s.byKey, t.key)
+	s.log.Info("file is a copy of one read before; resuming at its position", zap.String("path", t.path),
+		zap.String("key", key), zap.Int64("offset", p.offset))
+	t.key, t.small, t.head = key, false, nil
+	s.byKey[key] = t
+	t.readOff, t.lastPos = p.offset, t.positionAt(p.offset)
+	return true
 }
 
 // deliver passes a line to multiline joining or emits it.
