@@ -322,6 +322,9 @@ func TestMetadataQuorumCommandBootstrapController(t *testing.T) {
 	}
 	checkStatus(t, c, run, []int32{1, 2, 3}, nil)
 	b4 := c.AddBroker()
+	// Kafka adds only an observer the leader sees fetching (else
+	// REQUEST_TIMED_OUT "not ready"): wait until it is listed.
+	checkStatus(t, c, run, []int32{1, 2, 3}, []int32{4})
 	props := filepath.Join(t.TempDir(), "controller4.properties")
 	content := fmt.Sprintf("node.id=4\nprocess.roles=broker,controller\nmetadata.log.dir=%s\nlisteners=CONTROLLER://%s\ncontroller.listener.names=CONTROLLER\n",
 		filepath.Join(b4.DataDir(), "controller"), b4.ControllerAddr())

@@ -146,9 +146,11 @@ func addVoterCmd(g *globalFlags) *cobra.Command {
 		Long: `Make a node that follows the controller quorum as an observer a voter.
 Start the node first (weir broker with a --node-id that is not in
 --controller-voters joins as an observer) and let it catch up; then
-add-voter promotes it. The quorum refuses a node id that already votes
-(DUPLICATE_VOTER) and a node that is not a caught-up observer
-(REQUEST_TIMED_OUT): nothing changes then. One change at a time.
+add-voter promotes it, waiting (within --timeout) for the node to show
+as an observer and to catch up. The quorum refuses a node id that already
+votes (DUPLICATE_VOTER) and a node that is not a caught-up observer
+(REQUEST_TIMED_OUT, retried until --timeout): nothing changes then. One
+change at a time.
 
 --controller-addr is where the other voters reach the node's controller
 listener. The directory id defaults to the one the observer reports.
@@ -178,11 +180,28 @@ Replace a voter by adding the new one first, then removing the old one.`,
 		defer cl.Close()
 		ctx, cancel := cf.requestCtx(cmd.Context())
 		defer cancel()
-		q, err := describeQuorum(ctx, cl)
-		if err != nil {
-			return cf.explain(err)
+		// A node just started may not be listed as an observer yet:
+		// wait for it (within --timeout).
+		var q quorumState
+		var voter, observer *kmsg.DescribeQuorumResponseTopicPartitionReplicaState
+		for seen := false; ; seen = true {
+			next, err := describeQuorum(ctx, cl)
+			if err != nil {
+				if seen && ctx.Err() != nil {
+					break // waited: answer from the last view
+				}
+				return cf.explain(err)
+			}
+			q = next
+			voter, observer = q.find(nodeID)
+			if voter != nil || observer != nil || dirID != "" || ctx.Err() != nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
-		voter, observer := q.find(nodeID)
 		if voter != nil {
 			return fmt.Errorf("node %d is already a voter (voters %s): nothing changed", nodeID, q.voterIDs())
 		}
@@ -206,12 +225,24 @@ Replace a voter by adding the new one first, then removing the old one.`,
 		l := kmsg.NewAddRaftVoterRequestListener()
 		l.Name, l.Host, l.Port = listener, host, uint16(port)
 		req.Listeners = append(req.Listeners, l)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			return cf.explain(fmt.Errorf("adding voter %d: %w", nodeID, err))
-		}
-		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			return fmt.Errorf("adding voter %d: %w%s (nothing changed)", nodeID, err, msgSuffix(resp.ErrorMessage))
+		for {
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				return cf.explain(fmt.Errorf("adding voter %d: %w", nodeID, err))
+			}
+			err = kerr.ErrorForCode(resp.ErrorCode)
+			if err == nil {
+				break
+			}
+			// REQUEST_TIMED_OUT: not caught up yet, or another change
+			// is in progress; retried within --timeout.
+			if resp.ErrorCode != kerr.RequestTimedOut.Code || ctx.Err() != nil {
+				return fmt.Errorf("adding voter %d: %w%s (nothing changed)", nodeID, err, msgSuffix(resp.ErrorMessage))
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 		q, err = waitQuorum(ctx, cl, func(q quorumState) bool { v, _ := q.find(nodeID); return v != nil })
 		if err != nil {
