@@ -59,6 +59,10 @@ type SinkOptions struct {
 	// them short, so a dead worker's partitions move within seconds.
 	SessionTimeout    time.Duration
 	HeartbeatInterval time.Duration
+	// FetchMaxWait is fetch.max.wait.ms (0: the client's 5s). A newly
+	// assigned partition is fetched only when the fetch in flight
+	// returns, so a worker group sets Kafka's consumer default, 500ms.
+	FetchMaxWait time.Duration
 	// StopTimeout bounds the final flush and commit (default 30s).
 	StopTimeout time.Duration
 	// ExactlyOnce makes each flush interval one transaction holding the
@@ -197,6 +201,9 @@ func (rt *Runtime) RunSink(ctx context.Context, name string, sink Sink, opts Sin
 	}
 	if opts.HeartbeatInterval > 0 {
 		copts = append(copts, kgo.HeartbeatInterval(opts.HeartbeatInterval))
+	}
+	if opts.FetchMaxWait > 0 {
+		copts = append(copts, kgo.FetchMaxWait(opts.FetchMaxWait))
 	}
 	var err error
 	if opts.ExactlyOnce {

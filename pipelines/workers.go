@@ -32,7 +32,8 @@ import (
 //   - Sinks and streams run on every worker and share partitions through
 //     their consumer groups, as static members with the instance id
 //     "weir-<worker>-<component>" (or "<instance_id>-<worker>"), a short
-//     session timeout, and a LeaveGroup on Stop.
+//     session timeout, the cooperative-sticky balancer unless the block
+//     names one, and a LeaveGroup on Stop.
 type WorkerOptions struct {
 	// Group is the worker group name (a Kafka group id).
 	Group string
@@ -224,8 +225,16 @@ func (r *Runner) groupMember(o *connectors.SinkOptions, c Component, instanceID 
 	} else {
 		o.InstanceID = "weir-" + w.opts.ID + "-" + c.ID()
 	}
+	if o.Balancer == "" {
+		// Cooperative: a rebalance moves only the partitions it must,
+		// the others keep being consumed.
+		o.Balancer = "cooperative-sticky"
+	}
 	o.SessionTimeout = w.opts.SessionTimeout
 	o.HeartbeatInterval = w.opts.SessionTimeout / 6
+	// Partitions taken over are fetched only when the fetch in flight
+	// returns: Kafka's consumer default instead of kgo's 5 s.
+	o.FetchMaxWait = 500 * time.Millisecond
 	group := o.Group
 	if group == "" {
 		group = "weir-connect-" + c.Name
@@ -241,7 +250,7 @@ func (r *Runner) streamsClient() kafkaclient.Options {
 	o := r.opts.Client
 	if r.wg != nil {
 		o.Extra = append(slices.Clip(o.Extra), kgo.SessionTimeout(r.wg.opts.SessionTimeout),
-			kgo.HeartbeatInterval(r.wg.opts.SessionTimeout/6))
+			kgo.HeartbeatInterval(r.wg.opts.SessionTimeout/6), kgo.FetchMaxWait(500*time.Millisecond))
 	}
 	return o
 }
