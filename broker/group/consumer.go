@@ -23,13 +23,13 @@ package group
 //     not revoking within its rebalance timeout, is fenced: removed, its
 //     partitions freed.
 //
-// State kept in __consumer_offsets: the group epoch (ConsumerGroupMetadata
-// record, key version 3, as Kafka). Members, target and current
-// assignments are kept in memory only: when the coordinator moves, the
-// members get UNKNOWN_MEMBER_ID and rejoin (Kafka also writes
-// ConsumerGroupMemberMetadata, target and current assignment records so
-// that members survive a coordinator failover; weir does not yet). The
-// committed offsets are the same records as for classic groups.
+// State kept in __consumer_offsets, in Kafka's records: the group epoch
+// (ConsumerGroupMetadata, key version 3), each member's metadata and
+// current assignment (key versions 5 and 8, consumer_records.go), so that
+// members keep their epochs and partitions when the coordinator moves. The
+// target assignment (Kafka's versions 6 and 7) is not written: a loaded
+// group computes it again. The committed offsets are the same records as
+// for classic groups.
 
 import (
 	"crypto/rand"
@@ -339,7 +339,9 @@ func (m *Machine) ConsumerHeartbeat(now time.Time, req *kmsg.ConsumerGroupHeartb
 			mb.epoch = -2
 			mb.revokeDeadline = time.Time{}
 			m.setOwned(cg, mb, mb.assigned, assignment{})
+			recs = append(recs, memberRecords(g.id, mb, false)...)
 		} else {
+			recs = append(recs, memberTombstones(g.id, mb.id)...)
 			m.removeConsumerMember(g, mb)
 			recs = append(recs, m.bumpEpoch(g, now))
 		}
@@ -349,6 +351,7 @@ func (m *Machine) ConsumerHeartbeat(now time.Time, req *kmsg.ConsumerGroupHeartb
 	}
 
 	var mb *consumerMember
+	replaced := false
 	joining := req.MemberEpoch == 0
 	if joining {
 		id := req.MemberID
@@ -364,7 +367,9 @@ func (m *Machine) ConsumerHeartbeat(now time.Time, req *kmsg.ConsumerGroupHeartb
 					return
 				}
 				if old != nil {
+					recs = append(recs, memberTombstones(g.id, old.id)...)
 					mb = m.replaceConsumerStatic(cg, old, id)
+					replaced = true
 				}
 			}
 		}
@@ -402,6 +407,10 @@ func (m *Machine) ConsumerHeartbeat(now time.Time, req *kmsg.ConsumerGroupHeartb
 		}
 	}
 	prevAssigned := mb.assigned
+	var prevMeta, prevAsg []byte
+	if !replaced && !mb.deadline.IsZero() {
+		prevMeta, prevAsg = consumerMemberValue(mb), consumerAssignmentValue(mb)
+	}
 
 	// 1. Update the member; a changed subscription (or subscribed
 	// topics' metadata) bumps the group epoch.
@@ -450,6 +459,12 @@ func (m *Machine) ConsumerHeartbeat(now time.Time, req *kmsg.ConsumerGroupHeartb
 	m.reconcile(cg, mb, owned, now)
 	mb.deadline = now.Add(m.cfg.ConsumerSessionTimeout)
 	g.syncConsumerState(now)
+	if v := consumerMemberValue(mb); string(v) != string(prevMeta) {
+		recs = append(recs, Record{Key: consumerMemberKey(g.id, mb.id), Value: v})
+	}
+	if v := consumerAssignmentValue(mb); string(v) != string(prevAsg) {
+		recs = append(recs, Record{Key: consumerAssignmentKey(g.id, mb.id), Value: v})
+	}
 
 	resp.MemberID = kmsg.StringPtr(mb.id)
 	resp.MemberEpoch = mb.epoch
@@ -684,12 +699,14 @@ func (m *Machine) consumerTick(g *group, now time.Time) {
 		return
 	}
 	sort.Slice(expired, func(i, j int) bool { return expired[i].id < expired[j].id })
+	var recs []Record
 	for _, mb := range expired {
+		recs = append(recs, memberTombstones(g.id, mb.id)...)
 		m.removeConsumerMember(g, mb)
 	}
-	rec := m.bumpEpoch(g, now)
+	recs = append(recs, m.bumpEpoch(g, now))
 	g.syncConsumerState(now)
-	m.write(g.partition, []Record{rec}, func(time.Time, error) {})
+	m.write(g.partition, recs, func(time.Time, error) {})
 }
 
 func (cg *consumerGroup) nextDeadline(consider func(time.Time)) {

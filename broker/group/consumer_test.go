@@ -213,8 +213,9 @@ func TestConsumerRevokeBeforeAssign(t *testing.T) {
 		t.Fatalf("B after A expired: epoch %d %s", r.MemberEpoch, assigned(r))
 	}
 
-	// Reload: the group comes back as an empty consumer group at its
-	// epoch, with its offsets.
+	// Reload (the coordinator moved): the group comes back at its epoch
+	// with B, its epoch and partitions (A's records were tombstoned), and
+	// its offsets; B goes on heartbeating there.
 	m2 := NewMachine(h.m.cfg, 1)
 	m2.topics = h.m.topics
 	l := m2.Load(0)
@@ -225,8 +226,10 @@ func TestConsumerRevokeBeforeAssign(t *testing.T) {
 	}
 	l.Finish(h.now)
 	d := m2.ConsumerDescribe("g")
-	if d.ErrorCode != 0 || d.State != "Empty" || d.Epoch != 3 {
-		t.Errorf("reloaded: %v %s epoch %d", kerr.ErrorForCode(d.ErrorCode), d.State, d.Epoch)
+	if d.ErrorCode != 0 || d.State != "Stable" || d.Epoch != 3 || len(d.Members) != 1 || d.Members[0].MemberID != "B" ||
+		d.Members[0].MemberEpoch != 3 || len(d.Members[0].Assignment.TopicPartitions) != 1 || len(d.Members[0].Assignment.TopicPartitions[0].Partitions) != 6 ||
+		fmt.Sprint(d.Members[0].SubscribedTopics) != "[t]" || d.Members[0].ClientID != "client" {
+		t.Errorf("reloaded: %+v", d)
 	}
 	if lg := m2.List(nil); len(lg) != 1 || lg[0].GroupType != "consumer" || lg[0].ProtocolType != "consumer" {
 		t.Errorf("reloaded list: %+v", lg)
@@ -234,6 +237,29 @@ func TestConsumerRevokeBeforeAssign(t *testing.T) {
 	offs, _ := m2.FetchOffsets("g", nil, false)
 	if len(offs) != 1 || len(offs[0].Partitions) != 2 {
 		t.Errorf("reloaded offsets: %+v", offs)
+	}
+	h.m = m2
+	r = h.hb("B", 3, map[string][]int32{"t": {0, 1, 2, 3, 4, 5}})
+	if r.ErrorCode != 0 || r.MemberEpoch < 3 {
+		t.Fatalf("B after the reload: %v epoch %d", kerr.ErrorForCode(r.ErrorCode), r.MemberEpoch)
+	}
+	r = h.hb("B", r.MemberEpoch, map[string][]int32{"t": {0, 1, 2, 3, 4, 5}})
+	if d := m2.ConsumerDescribe("g"); r.ErrorCode != 0 || d.State != "Stable" || d.Members[0].Assignment.TopicPartitions[0].Partitions[5] != 5 {
+		t.Errorf("after the reload: %v %+v", kerr.ErrorForCode(r.ErrorCode), d)
+	}
+	// B leaves: its records are tombstoned; a reload has no member.
+	r = h.hb("B", -1, nil)
+	m3 := NewMachine(h.m.cfg, 1)
+	m3.topics = h.m.topics
+	l = m3.Load(0)
+	for _, rec := range h.log {
+		if err := l.Apply(rec.Key, rec.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Finish(h.now)
+	if d := m3.ConsumerDescribe("g"); r.ErrorCode != 0 || d.State != "Empty" || len(d.Members) != 0 {
+		t.Errorf("after B left and a reload: %+v", d)
 	}
 }
 

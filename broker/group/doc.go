@@ -37,6 +37,9 @@
 //	             (topic names, RE2 regular expressions).
 //	consumer_admin.go   ConsumerGroupDescribe; member-epoch checks of
 //	             OffsetCommit (v9+, KIP-1251), TxnOffsetCommit, OffsetFetch v9.
+//	consumer_records.go the members' records (Kafka's
+//	             ConsumerGroupMemberMetadata and CurrentMemberAssignment,
+//	             key versions 5 and 8), restored when a partition loads.
 //	records.go   the __consumer_offsets records: Kafka's key/value layout
 //	             (kmsg OffsetCommitKey/Value v1/v3, GroupMetadataKey/Value
 //	             v2/v3), batch building (plain and transactional) and

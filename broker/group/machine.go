@@ -440,9 +440,11 @@ type Loader struct {
 	m     *Machine
 	p     int32
 	metas map[string]*kmsg.GroupMetadataValue
-	// cmetas are the epochs of consumer groups (ConsumerGroupMetadata).
-	cmetas map[string]int32
-	offs   map[string]map[topicPartition]Offset
+	// cmetas are the epochs of consumer groups (ConsumerGroupMetadata),
+	// cmembers their members (member and assignment records).
+	cmetas   map[string]int32
+	cmembers map[string]map[string]*consumerMember
+	offs     map[string]map[topicPartition]Offset
 	// pend are transactional offsets not yet resolved by a marker:
 	// producer id -> group -> partition.
 	pend map[int64]map[string]map[topicPartition]Offset
@@ -453,7 +455,7 @@ func (m *Machine) Load(p int32) *Loader {
 	m.Unload(p)
 	m.loading[p] = true
 	return &Loader{
-		m: m, p: p, metas: map[string]*kmsg.GroupMetadataValue{}, cmetas: map[string]int32{}, offs: map[string]map[topicPartition]Offset{},
+		m: m, p: p, metas: map[string]*kmsg.GroupMetadataValue{}, cmetas: map[string]int32{}, cmembers: map[string]map[string]*consumerMember{}, offs: map[string]map[topicPartition]Offset{},
 		pend: map[int64]map[string]map[topicPartition]Offset{},
 	}
 }
@@ -475,9 +477,34 @@ func (l *Loader) ApplyRecord(producerID int64, key, value []byte) error {
 	if d.skip {
 		return nil
 	}
+	if d.memberKind != 0 {
+		ms := l.cmembers[d.group]
+		if d.memberRec == nil {
+			delete(ms, d.member)
+			return nil
+		}
+		if ms == nil {
+			ms = map[string]*consumerMember{}
+			l.cmembers[d.group] = ms
+		}
+		mb := ms[d.member]
+		if mb == nil {
+			mb = &consumerMember{}
+			ms[d.member] = mb
+		}
+		r := d.memberRec
+		if d.memberKind == 5 {
+			mb.instanceID, mb.rackID, mb.clientID, mb.clientHost = r.instanceID, r.rackID, r.clientID, r.clientHost
+			mb.topics, mb.regex, mb.rebalanceTimeout, mb.assignor = r.topics, r.regex, r.rebalanceTimeout, r.assignor
+		} else {
+			mb.epoch, mb.prevEpoch, mb.state, mb.assigned, mb.revoking = r.epoch, r.prevEpoch, r.state, r.assigned, r.revoking
+		}
+		return nil
+	}
 	if d.isConsumer {
 		if d.consumerTombstone {
 			delete(l.cmetas, d.group)
+			delete(l.cmembers, d.group)
 			return nil
 		}
 		l.cmetas[d.group] = d.consumerEpoch
@@ -609,6 +636,7 @@ func (l *Loader) Finish(now time.Time) {
 		g.cg.epoch, g.cg.assignmentEpoch = epoch, epoch
 		g.protocolType = ConsumerProtocol
 		g.state = Empty
+		m.restoreMembers(g, l.cmembers[id], now)
 	}
 	for id, offs := range l.offs {
 		if len(offs) == 0 && l.metas[id] == nil {

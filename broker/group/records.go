@@ -11,9 +11,9 @@ package group
 //	consumer group  key   ConsumerGroupMetadataKey v3 {group}        (KIP-848)
 //	                value ConsumerGroupMetadataValue v0 {epoch}
 //
-// Kafka's other consumer-protocol records (key versions 4-8: subscription
-// metadata, members, target and current assignments) are skipped when
-// replayed: weir keeps a consumer group's members in memory only.
+// The consumer-protocol member records (key versions 5 and 8) are in
+// consumer_records.go; Kafka's subscription-metadata and target-assignment
+// records (4, 6, 7) are skipped when replayed (weir does not write them).
 //
 // A nil value is a tombstone (compaction drops the key). Records are
 // written in uncompressed RecordBatch v2 batches with producer id -1,
@@ -101,9 +101,15 @@ type decodedRecord struct {
 	isConsumer        bool
 	consumerEpoch     int32
 	consumerTombstone bool
-	// other records of Kafka's consumer protocol (key versions 4-8:
-	// subscription metadata, members, assignments) that weir does not
-	// keep: skipped
+	// consumer group member records (key versions 5 and 8):
+	// memberKind is 5 or 8, member the member id, memberRec the decoded
+	// value (nil: a tombstone)
+	memberKind int16
+	member     string
+	memberRec  *consumerMember
+	// other records of Kafka's consumer protocol (key versions 4, 6, 7:
+	// subscription metadata, target assignment) that weir does not keep:
+	// skipped
 	skip bool
 }
 
@@ -155,7 +161,25 @@ func decodeRecord(key, value []byte) (decodedRecord, error) {
 			d.consumerEpoch = int32(binary.BigEndian.Uint32(value[2:]))
 		}
 		return d, nil
-	case 4, 5, 6, 7, 8:
+	case 5, 8:
+		group, member, err := decodeMemberKey(key)
+		if err != nil {
+			return decodedRecord{}, err
+		}
+		d := decodedRecord{group: group, memberKind: v, member: member}
+		if value != nil {
+			d.memberRec = &consumerMember{}
+			if v == 5 {
+				err = decodeMemberValue(value, d.memberRec)
+			} else {
+				err = decodeAssignmentValue(value, d.memberRec)
+			}
+			if err != nil {
+				return decodedRecord{}, fmt.Errorf("%w (group %q member %q)", err, group, member)
+			}
+		}
+		return d, nil
+	case 4, 6, 7:
 		return decodedRecord{skip: true}, nil
 	default:
 		return decodedRecord{}, fmt.Errorf("%w: unknown key version %d", ErrBadRecord, v)

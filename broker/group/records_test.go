@@ -154,6 +154,12 @@ func FuzzParseBatches(f *testing.F) {
 	f.Add(controlBatch(7, 0, false))
 	f.Add(BuildBatch([]Record{{Key: consumerGroupKey("g"), Value: consumerGroupValue(3)}, {Key: offsetKey("g", "t", 0), Value: offsetValue(Offset{Offset: 1})}}, 1))
 	f.Add(BuildBatch([]Record{{Key: consumerGroupKey("g"), Value: consumerGroupValue(3)}, {Key: consumerGroupKey("g")}, {Key: groupKey("g")}}, 1))
+	inst := "i"
+	mb := &consumerMember{id: "m", instanceID: &inst, clientID: "c", clientHost: "/h", topics: []string{"t"}, regex: "t.*",
+		rebalanceTimeout: time.Second, assignor: "range", epoch: 3, prevEpoch: 2, state: memberUnrevoked,
+		assigned: assignment{TopicID{1}: {0, 2}}, revoking: assignment{TopicID{1}: {1}}}
+	f.Add(BuildBatch(append([]Record{{Key: consumerGroupKey("g"), Value: consumerGroupValue(3)}}, memberRecords("g", mb, true)...), 1))
+	f.Add(BuildBatch(append(memberRecords("g", mb, true), memberTombstones("g", "m")...), 1))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_ = ParseBatches(b, func(k, v []byte) error {
 			_, _ = decodeRecord(k, v)
