@@ -293,3 +293,32 @@ func TestSourceTaskScanStopsAtAGap(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceTaskPerWorkerPositions: the same source run by two workers of
+// a group (SourceOptions.Worker) keeps two sets of positions, under
+// "counter@a" and "counter@b", and each worker resumes from its own.
+func TestSourceTaskPerWorkerPositions(t *testing.T) {
+	t.Parallel()
+	b := testbroker.Start(t)
+	b.CreateTopic("dst-a", 1, nil)
+	b.CreateTopic("dst-b", 1, nil)
+	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Logger: zap.NewNop()}
+	runSource(t, rt, &counterSource{parts: 1, limit: 100}, SourceOptions{Topic: "dst-a", Worker: "a", CommitInterval: 50 * time.Millisecond})
+	srcB := &counterSource{parts: 1, limit: 40}
+	runSource(t, rt, srcB, SourceOptions{Topic: "dst-b", Worker: "b", CommitInterval: 50 * time.Millisecond})
+	if len(srcB.restored) != 0 {
+		t.Fatalf("worker b restored %v: worker a's positions", srcB.restored)
+	}
+	srcA := &counterSource{parts: 1, limit: 150}
+	runSource(t, rt, srcA, SourceOptions{Topic: "dst-a", Worker: "a"})
+	if p := srcA.restored["sp0"]; binary.BigEndian.Uint64(p) != 99 {
+		t.Fatalf("worker a restored sp0 = %x, want 99 (its own position)", p)
+	}
+	checkExactlyOnce(t, values(b, "dst-a"), 1, 150)
+	checkExactlyOnce(t, values(b, "dst-b"), 1, 40)
+	for _, r := range b.ReadAll("_weir_connect_offsets") {
+		if k := string(r.Key); !strings.Contains(k, `"counter@a"`) && !strings.Contains(k, `"counter@b"`) {
+			t.Errorf("offsets key %s names neither counter@a nor counter@b", k)
+		}
+	}
+}
