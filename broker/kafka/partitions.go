@@ -301,6 +301,8 @@ func logConfig(r topicconfig.Resolved) log.Config {
 	c.Delete = r.Delete
 	c.DeleteRetentionMs = time.Duration(r.DeleteRetentionMs) * time.Millisecond
 	c.MinCompactionLagMs = time.Duration(r.MinCompactionLagMs) * time.Millisecond
+	c.MaxCompactionLagMs = msOrForever(r.MaxCompactionLagMs)
+	c.MinCleanableDirtyRatio = r.MinCleanableRatio
 	c.FlushMessages = r.FlushMessages
 	c.FlushMs = msOrForever(r.FlushMs)
 	c.LogAppendTime = r.LogAppendTime

@@ -33,10 +33,24 @@ func hashKey(k []byte) keyHash {
 	return keyHash{maphash.Bytes(compactSeeds[0], k), maphash.Bytes(compactSeeds[1], k)}
 }
 
-// MaybeCompact runs Compact if the log is compacted and either new sealed
-// segments appeared since the last pass or delete.retention.ms passed (so
-// tombstones can expire). The Manager's cleaner calls it.
+// MaybeCompact runs Compact if the log is compacted and it is due: the
+// dirty part of its sealed segments (those not yet compacted, below the
+// last stable offset) is at least min.cleanable.dirty.ratio of them,
+// or its oldest dirty segment waited longer than max.compaction.lag.ms,
+// or delete.retention.ms passed since the last pass (so tombstones can
+// expire). The Manager's cleaner calls it (maybeCompact, with the
+// cleaner's broker settings).
 func (l *Log) MaybeCompact() (CompactStats, error) {
+	return l.maybeCompact(cleanerPass{maxKeys: maxCompactKeys})
+}
+
+// cleanerPass carries the broker-wide cleaner settings into one pass.
+type cleanerPass struct {
+	maxKeys  int           // log.cleaner.dedupe.buffer.size as keys
+	throttle func(n int64) // log.cleaner.io.max.bytes.per.second; nil = none
+}
+
+func (l *Log) maybeCompact(p cleanerPass) (CompactStats, error) {
 	l.mu.RLock()
 	cfg := l.cfg
 	closed := l.closed || l.offline != nil
@@ -49,12 +63,52 @@ func (l *Log) MaybeCompact() (CompactStats, error) {
 		return CompactStats{}, nil
 	}
 	l.maintMu.Lock()
-	due := newest >= l.cleanedThrough || l.now().Sub(l.lastCompact) >= cfg.DeleteRetentionMs
+	due := l.now().Sub(l.lastCompact) >= cfg.DeleteRetentionMs
+	cleaned := l.cleanedThrough
 	l.maintMu.Unlock()
+	if !due && newest >= cleaned {
+		ratio, firstDirty := l.dirtyRatio(cleaned)
+		due = ratio > 0 && ratio >= cfg.MinCleanableDirtyRatio
+		if !due && firstDirty != nil && cfg.MaxCompactionLagMs > 0 {
+			// Kafka: a segment dirty for longer than max.compaction.lag.ms
+			// is cleaned whatever the ratio.
+			if ts, err := l.segMaxTs(firstDirty); err == nil && ts <= l.nowMs()-cfg.MaxCompactionLagMs.Milliseconds() {
+				due = true
+			}
+		}
+	}
 	if !due {
 		return CompactStats{}, nil
 	}
-	return l.Compact()
+	return l.compact(p)
+}
+
+// dirtyRatio is Kafka's cleanable ratio: the bytes of the sealed segments
+// from cleaned on (below the last stable offset) over the bytes of all
+// sealed segments below it; with the first dirty segment.
+func (l *Log) dirtyRatio(cleaned int64) (float64, *segment) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	limit := l.compactLimitLocked()
+	var clean, dirty int64
+	var first *segment
+	for i, s := range l.segs[:len(l.segs)-1] {
+		if l.segs[i+1].base > limit {
+			break
+		}
+		if s.base >= cleaned {
+			dirty += s.size
+			if first == nil {
+				first = s
+			}
+		} else {
+			clean += s.size
+		}
+	}
+	if dirty == 0 {
+		return 0, nil
+	}
+	return float64(dirty) / float64(clean+dirty), first
 }
 
 // Compact keeps the last record per key in the sealed segments (never the
@@ -69,6 +123,13 @@ func (l *Log) MaybeCompact() (CompactStats, error) {
 // are. Only segments whose max timestamp is older than
 // min.compaction.lag.ms are compacted.
 func (l *Log) Compact() (CompactStats, error) {
+	return l.compact(cleanerPass{maxKeys: maxCompactKeys})
+}
+
+func (l *Log) compact(p cleanerPass) (CompactStats, error) {
+	if p.maxKeys <= 0 {
+		p.maxKeys = maxCompactKeys
+	}
 	l.maintMu.Lock()
 	defer l.maintMu.Unlock()
 	var st CompactStats
@@ -111,7 +172,7 @@ func (l *Log) Compact() (CompactStats, error) {
 	keys := map[keyHash]int64{}
 	covered := 0
 	for _, s := range segs {
-		if len(keys) >= maxCompactKeys {
+		if len(keys) >= p.maxKeys {
 			break
 		}
 		if err := l.eachRecord(s, aborted, func(h BatchHeader, r *rawRecord) {
@@ -126,8 +187,12 @@ func (l *Log) Compact() (CompactStats, error) {
 	segs = segs[:covered]
 	tombCutoff := now - cfg.DeleteRetentionMs.Milliseconds()
 	for _, s := range segs {
+		before := st.BytesBefore + st.BytesAfter
 		if err := l.compactSegment(s, keys, aborted, tombCutoff, &st); err != nil {
 			return st, err
+		}
+		if p.throttle != nil {
+			p.throttle(st.BytesBefore + st.BytesAfter - before)
 		}
 	}
 	if len(segs) > 0 {

@@ -40,8 +40,17 @@ type Config struct {
 	Delete             bool          // cleanup.policy contains "delete" (default true)
 	DeleteRetentionMs  time.Duration // delete.retention.ms (default 24h)
 	MinCompactionLagMs time.Duration // min.compaction.lag.ms (default 0)
-	FlushMessages      int64         // flush.messages (default math.MaxInt64 = leave to OS)
-	FlushMs            time.Duration // flush.ms (default math.MaxInt64 = leave to OS)
+	// MaxCompactionLagMs is max.compaction.lag.ms: a dirty segment older
+	// than this is compacted whatever the dirty ratio (0 or default
+	// Long.MAX_VALUE ms = never forced).
+	MaxCompactionLagMs time.Duration
+	// MinCleanableDirtyRatio is min.cleanable.dirty.ratio (default 0.5):
+	// a log is compacted when its dirty (not yet compacted) sealed bytes
+	// are at least this share of its sealed bytes. 0 = at every new
+	// sealed segment.
+	MinCleanableDirtyRatio float64
+	FlushMessages          int64         // flush.messages (default math.MaxInt64 = leave to OS)
+	FlushMs                time.Duration // flush.ms (default math.MaxInt64 = leave to OS)
 	// LogAppendTime is message.timestamp.type=LogAppendTime: Append stamps
 	// every batch's max timestamp with the broker's clock (and recomputes the
 	// CRC). Default false (CreateTime).
@@ -51,15 +60,17 @@ type Config struct {
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
 	return Config{
-		SegmentBytes:       1 << 30,
-		SegmentMs:          7 * 24 * time.Hour,
-		IndexIntervalBytes: 4096,
-		RetentionMs:        168 * time.Hour,
-		RetentionBytes:     -1,
-		Delete:             true,
-		DeleteRetentionMs:  24 * time.Hour,
-		FlushMessages:      math.MaxInt64,
-		FlushMs:            math.MaxInt64,
+		SegmentBytes:           1 << 30,
+		SegmentMs:              7 * 24 * time.Hour,
+		IndexIntervalBytes:     4096,
+		RetentionMs:            168 * time.Hour,
+		RetentionBytes:         -1,
+		Delete:                 true,
+		DeleteRetentionMs:      24 * time.Hour,
+		MaxCompactionLagMs:     math.MaxInt64,
+		MinCleanableDirtyRatio: 0.5,
+		FlushMessages:          math.MaxInt64,
+		FlushMs:                math.MaxInt64,
 	}
 }
 

@@ -49,8 +49,14 @@ type ManagerOptions struct {
 	// (default 1 s).
 	FlushCheckInterval time.Duration
 	// CleanerInterval is how often compacted logs are checked for new
-	// segments to clean (default 15 s, log.cleaner.backoff.ms).
+	// segments to clean (default 15 s, log.cleaner.backoff.ms) when
+	// Cleaner is nil.
 	CleanerInterval time.Duration
+	// Cleaner, if set, gives the log cleaner's broker settings
+	// (log.cleaner.*). It is called before every cleaning round, so a
+	// changed value applies from the next round; WakeCleaner starts one
+	// at once (after a change of log.cleaner.backoff.ms, say).
+	Cleaner func() CleanerConfig
 	// RecoveryThreads is how many partitions LoadExisting opens (and
 	// recovers) at once: Kafka's num.recovery.threads.per.data.dir
 	// (default: GOMAXPROCS).
@@ -98,6 +104,7 @@ type Manager struct {
 	closed   bool
 
 	stop chan struct{}
+	wake chan struct{} // WakeCleaner
 	wg   sync.WaitGroup
 }
 
@@ -146,7 +153,7 @@ func NewManagerDirs(fsys vfs.FS, dirs []string, opts ManagerOptions) (*Manager, 
 		fs: fsys, dirs: slices.Clone(dirs), opts: opts, files: NewFileCache(opts.MaxOpenFiles),
 		logger: opts.Logger, logs: map[TopicPartition]*Log{}, loaded: map[TopicPartition]*Log{},
 		where: map[TopicPartition]string{}, unlisted: map[string]error{}, pending: map[TopicPartition]string{},
-		stop: make(chan struct{}),
+		stop: make(chan struct{}), wake: make(chan struct{}, 1),
 	}
 	for _, d := range dirs {
 		if err := fsys.MkdirAll(d); err != nil {
@@ -163,10 +170,7 @@ func NewManagerDirs(fsys vfs.FS, dirs []string, opts ManagerOptions) (*Manager, 
 	m.loop(opts.FlushCheckInterval, func(l *Log) error {
 		return errors.Join(l.MaybeRoll(), l.MaybeFlush())
 	})
-	m.loop(opts.CleanerInterval, func(l *Log) error {
-		_, err := l.MaybeCompact()
-		return err
-	})
+	m.cleanerLoop()
 	return m, nil
 }
 

@@ -281,9 +281,22 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		},
 		Logger:                 lg.Named("log"),
 		RetentionCheckInterval: bcfg.RetentionCheckInterval(),
+		// log.cleaner.*, read before every cleaning round (dynamic too).
+		Cleaner: func() log.CleanerConfig { return log.CleanerConfig(bcfg.Cleaner()) },
 	}); err != nil {
 		return n, err
 	}
+	// A dynamic log.cleaner.* change starts a round with the new values
+	// now rather than at the end of the old backoff (WakeCleaner after
+	// Close is harmless, so the watch is never cancelled).
+	bcfg.OnChange(func(names []string) {
+		for _, name := range names {
+			if strings.HasPrefix(name, "log.cleaner.") {
+				n.logs.WakeCleaner()
+				return
+			}
+		}
+	})
 	n.logDirs.SetPartitions(n.logs.PartitionsIn)
 	if n.ctrl != nil {
 		n.ctrl.SetStorageReport(n.logDirs.StorageReport)

@@ -73,17 +73,22 @@ var brokerDefs = append([]Def{
 	{Name: BrokerLeaderImbalancePerBrokerPercentage, Type: TypeInt, Default: "10", HasDefault: true, check: atLeast(0),
 		Doc: "Accepted and not used, as in KRaft: every imbalanced partition is moved back."},
 	{Name: BrokerListeners, Type: TypeString, Doc: "Addresses the broker listens on."},
-	{Name: "log.cleaner.backoff.ms", Type: TypeLong, Default: "15000", HasDefault: true, check: atLeast(0),
-		Doc: "Accepted; no effect (weir's cleaner looks for work every 15 s)."},
-	{Name: "log.cleaner.dedupe.buffer.size", Type: TypeLong, Default: "134217728", HasDefault: true, Doc: "Accepted; weir's cleaner sizes its own map."},
-	{Name: "log.cleaner.io.buffer.load.factor", Type: TypeDouble, Default: "0.9", HasDefault: true, Doc: "Accepted; no effect."},
-	{Name: "log.cleaner.io.buffer.size", Type: TypeInt, Default: "524288", HasDefault: true, check: atLeast(0), Doc: "Accepted; no effect."},
-	{Name: "log.cleaner.io.max.bytes.per.second", Type: TypeDouble, Default: "1.7976931348623157E308", HasDefault: true, Doc: "Accepted; no effect."},
-	{Name: "log.cleaner.threads", Type: TypeInt, Default: "1", HasDefault: true, check: atLeast(0), Doc: "Accepted; weir cleans with one goroutine per broker."},
-	{Name: "log.cleaner.delete.retention.ms", Type: TypeLong, Default: "86400000", HasDefault: true, check: atLeast(0), Doc: "Default delete.retention.ms."},
-	{Name: "log.cleaner.max.compaction.lag.ms", Type: TypeLong, Default: maxLongString, HasDefault: true, check: atLeast(1), Doc: "Default max.compaction.lag.ms."},
-	{Name: "log.cleaner.min.cleanable.ratio", Type: TypeDouble, Default: "0.5", HasDefault: true, check: doubleBetween(0, 1), Doc: "Default min.cleanable.dirty.ratio."},
-	{Name: "log.cleaner.min.compaction.lag.ms", Type: TypeLong, Default: "0", HasDefault: true, check: atLeast(0), Doc: "Default min.compaction.lag.ms."},
+	{Name: "log.cleaner.backoff.ms", Type: TypeLong, Default: "15000", HasDefault: true, Honoured: true, check: atLeast(0),
+		Doc: "Sleep between two rounds of the log cleaner (read before every round; a dynamic change starts a round at once)."},
+	{Name: "log.cleaner.dedupe.buffer.size", Type: TypeLong, Default: "134217728", HasDefault: true, Honoured: true,
+		Doc: "Memory for the keys one cleaning pass dedupes, shared by log.cleaner.threads (24 bytes a key as Kafka's offset map); a log with more keys is cleaned over several passes."},
+	{Name: "log.cleaner.io.buffer.load.factor", Type: TypeDouble, Default: "0.9", HasDefault: true, Honoured: true,
+		Doc: "How full the dedupe buffer is filled before a pass stops taking segments."},
+	{Name: "log.cleaner.io.buffer.size", Type: TypeInt, Default: "524288", HasDefault: true, check: atLeast(0),
+		Doc: "Accepted; no effect (weir's cleaner reads segments through the file cache and writes each rewritten segment whole)."},
+	{Name: "log.cleaner.io.max.bytes.per.second", Type: TypeDouble, Default: "1.7976931348623157E308", HasDefault: true, Honoured: true,
+		Doc: "Most bytes per second the log cleaner reads plus writes (it sleeps between segments to stay under)."},
+	{Name: "log.cleaner.threads", Type: TypeInt, Default: "1", HasDefault: true, Honoured: true, check: atLeast(0),
+		Doc: "Divides log.cleaner.dedupe.buffer.size as in Kafka; weir cleans on one goroutine per broker whatever the value."},
+	{Name: "log.cleaner.delete.retention.ms", Type: TypeLong, Default: "86400000", HasDefault: true, Honoured: true, check: atLeast(0), Doc: "Default delete.retention.ms."},
+	{Name: "log.cleaner.max.compaction.lag.ms", Type: TypeLong, Default: maxLongString, HasDefault: true, Honoured: true, check: atLeast(1), Doc: "Default max.compaction.lag.ms."},
+	{Name: "log.cleaner.min.cleanable.ratio", Type: TypeDouble, Default: "0.5", HasDefault: true, Honoured: true, check: doubleBetween(0, 1), Doc: "Default min.cleanable.dirty.ratio."},
+	{Name: "log.cleaner.min.compaction.lag.ms", Type: TypeLong, Default: "0", HasDefault: true, Honoured: true, check: atLeast(0), Doc: "Default min.compaction.lag.ms."},
 	{Name: "log.cleanup.policy", Type: TypeList, Default: "delete", HasDefault: true, check: listOf(cleanupPolicyCompact, cleanupPolicyDelete), Doc: "Default cleanup.policy."},
 	{Name: BrokerLogDirs, Type: TypeString, Doc: "The data directory."},
 	{Name: "log.flush.interval.messages", Type: TypeLong, Default: maxLongString, HasDefault: true, check: atLeast(1), Doc: "Default flush.messages."},
@@ -268,6 +273,33 @@ func (b *Broker) MessageMaxBytes() int32 { return int32(b.int64Value(BrokerMessa
 // RetentionCheckInterval is log.retention.check.interval.ms.
 func (b *Broker) RetentionCheckInterval() time.Duration {
 	return msDuration(b.int64Value("log.retention.check.interval.ms"))
+}
+
+// CleanerSettings are the log cleaner's broker-wide settings (Kafka's
+// CleanerConfig), the same fields as broker/log's CleanerConfig.
+type CleanerSettings struct {
+	Backoff             time.Duration // log.cleaner.backoff.ms
+	DedupeBufferSize    int64         // log.cleaner.dedupe.buffer.size
+	Threads             int           // log.cleaner.threads
+	IOBufferLoadFactor  float64       // log.cleaner.io.buffer.load.factor
+	IOMaxBytesPerSecond float64       // log.cleaner.io.max.bytes.per.second
+}
+
+// Cleaner returns the log cleaner's effective settings now (dynamic ones
+// included: the cleaner calls it before every round).
+func (b *Broker) Cleaner() CleanerSettings {
+	f := func(name string) float64 {
+		v, _, _ := b.Value(name)
+		x, _ := parseDouble(v)
+		return x
+	}
+	return CleanerSettings{
+		Backoff:             msDuration(b.int64Value("log.cleaner.backoff.ms")),
+		DedupeBufferSize:    b.int64Value("log.cleaner.dedupe.buffer.size"),
+		Threads:             int(b.int64Value("log.cleaner.threads")),
+		IOBufferLoadFactor:  f("log.cleaner.io.buffer.load.factor"),
+		IOMaxBytesPerSecond: f("log.cleaner.io.max.bytes.per.second"),
+	}
 }
 
 // ProducerIDExpiration is producer.id.expiration.ms: how long a partition

@@ -52,7 +52,14 @@
 // topic without an override), max.connections*, producer.id.expiration.ms,
 // transaction.partition.verification.enable, the replication throttles
 // (leader/follower.replication.throttled.rate, read by broker/replica),
-// and the log.cleaner.* tuning (accepted, no effect). Everything else,
+// and the log.cleaner.* settings, which broker/log's cleaner reads before
+// every round (backoff.ms, dedupe.buffer.size with threads and
+// io.buffer.load.factor, io.max.bytes.per.second; the topic defaults
+// delete.retention.ms, min/max.compaction.lag.ms and min.cleanable.ratio
+// through topic resolution). No effect in weir's design: io.buffer.size
+// (segments are read through the file cache and rewritten whole) and the
+// number of threads itself (one cleaner goroutine per broker; threads only
+// divides the dedupe buffer, as in Kafka). Everything else,
 // num.partitions and log.retention.hours included, is static in Kafka and
 // here ("Cannot update these configs dynamically").
 //

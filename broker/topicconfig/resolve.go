@@ -45,6 +45,7 @@ type Resolved struct {
 	DeleteRetentionMs    int64    // delete.retention.ms
 	MinCompactionLagMs   int64    // min.compaction.lag.ms
 	MaxCompactionLagMs   int64    // max.compaction.lag.ms
+	MinCleanableRatio    float64  // min.cleanable.dirty.ratio
 	FlushMessages        int64    // flush.messages
 	FlushMs              int64    // flush.ms
 	MaxMessageBytes      int32    // max.message.bytes
@@ -122,6 +123,7 @@ func (b *Broker) Resolve(overrides map[string]string) (Resolved, error) {
 	r.DeleteRetentionMs = i64(DeleteRetentionMs)
 	r.MinCompactionLagMs = i64(MinCompactionLagMs)
 	r.MaxCompactionLagMs = i64(MaxCompactionLagMs)
+	r.MinCleanableRatio, _ = parseDouble(get(MinCleanableDirtyRatio))
 	r.FlushMessages = i64(FlushMessages)
 	r.FlushMs = i64(FlushMs)
 	r.MaxMessageBytes = i32(MaxMessageBytes)
