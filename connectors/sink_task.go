@@ -388,7 +388,7 @@ func (t *sinkTask) updateLag(fs kgo.Fetches) {
 }
 
 func (t *sinkTask) assigned(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-	t.log.Info("partitions assigned", zap.Any("partitions", m))
+	t.log.Debug("partitions assigned", zap.Any("partitions", m))
 	if pa, ok := t.sink.(PartitionAware); ok {
 		t.mu.Lock()
 		defer t.mu.Unlock()

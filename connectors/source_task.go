@@ -266,7 +266,7 @@ func (t *sourceTask) start(ctx context.Context) error {
 	if err := t.addTopic(ctx, t.opts.Topic); err != nil {
 		return err
 	}
-	t.log.Info("source starting", zap.Int("restored_positions", len(positions)), zap.Bool("exactly_once", t.txn.on))
+	t.log.Debug("source starting", zap.Int("restored_positions", len(positions)), zap.Bool("exactly_once", t.txn.on))
 	return t.src.Open(ctx, t, positions)
 }
 

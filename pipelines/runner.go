@@ -92,6 +92,8 @@ type Runner struct {
 	wg *workerState
 	// closing: Stop has begun; nothing starts any more.
 	closing bool
+	// final is every component's status when Stop had stopped them all.
+	final []Status
 }
 
 type task struct {
@@ -103,6 +105,10 @@ type task struct {
 	lastErr error
 	starts  int
 	tr      *transformer
+	// waitSince is when the current run of expected waits (retriable
+	// failures) began; quiet is set while their restarts are not logged.
+	waitSince time.Time
+	quiet     bool
 	// app and out are set for aggregating streams: the streams instance
 	// (for its task metrics) and the number of results written.
 	app  *streams.App
@@ -269,6 +275,33 @@ func containsStr(l []string, s string) bool {
 	return false
 }
 
+// ExpectedWaitQuiet is how long a component may keep failing with an
+// expected wait (a retriable Kafka error such as UNKNOWN_TOPIC_OR_PARTITION
+// while a new topic's metadata propagates) before its restarts are logged
+// as errors; until then they are logged at debug.
+var ExpectedWaitQuiet = 10 * time.Second
+
+// expectedWait reports whether err is a retriable Kafka error: a wait, not
+// a fault.
+func expectedWait(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Retriable
+	}
+	// Some clients report the Kafka error by name in a formatted message.
+	msg := err.Error()
+	for _, e := range []*kerr.Error{kerr.UnknownTopicOrPartition, kerr.LeaderNotAvailable, kerr.NotLeaderForPartition,
+		kerr.CoordinatorNotAvailable, kerr.NotCoordinator, kerr.CoordinatorLoadInProgress} {
+		if strings.Contains(msg, e.Message) {
+			return true
+		}
+	}
+	return false
+}
+
 // supervise runs fn until ctx ends, restarting it with backoff when it
 // fails.
 func (r *Runner) supervise(ctx context.Context, t *task, fn func(context.Context, *task) error) {
@@ -278,8 +311,16 @@ func (r *Runner) supervise(ctx context.Context, t *task, fn func(context.Context
 		t.mu.Lock()
 		t.state, t.starts = "running", t.starts+1
 		t.mu.Unlock()
-		r.log.Info("pipeline component starting", zap.String("component", t.comp.ID()))
+		startLvl := zap.InfoLevel
+		if t.quiet {
+			startLvl = zap.DebugLevel
+		}
+		r.log.Log(startLvl, "pipeline component starting", zap.String("component", t.comp.ID()))
+		ranFrom := time.Now()
 		err := fn(ctx, t)
+		if time.Since(ranFrom) > ExpectedWaitQuiet {
+			t.waitSince = time.Time{} // it ran a while: a later wait is a new one
+		}
 		if ctx.Err() != nil {
 			t.mu.Lock()
 			t.state = "stopped"
@@ -298,7 +339,22 @@ func (r *Runner) supervise(ctx context.Context, t *task, fn func(context.Context
 		t.mu.Lock()
 		t.state, t.lastErr = "failed", err
 		t.mu.Unlock()
-		r.log.Error("pipeline component failed; restarting", zap.String("component", t.comp.ID()),
+		// An expected wait (topic metadata not yet propagated on a first
+		// start: a retriable Kafka error) is retried silently unless it
+		// lasts; anything else is an error at once.
+		lvl := zap.ErrorLevel
+		if expectedWait(err) {
+			if t.waitSince.IsZero() {
+				t.waitSince = time.Now()
+			}
+			if time.Since(t.waitSince) < ExpectedWaitQuiet {
+				lvl = zap.DebugLevel
+			}
+		} else {
+			t.waitSince = time.Time{}
+		}
+		t.quiet = lvl == zap.DebugLevel
+		r.log.Log(lvl, "pipeline component failed; restarting", zap.String("component", t.comp.ID()),
 			zap.Duration("after", backoff), zap.Error(err))
 		select {
 		case <-ctx.Done():
@@ -468,7 +524,7 @@ func (r *Runner) registerSchema(ctx context.Context, t *Topic) (int32, error) {
 	for {
 		ss, err := r.srcl.CreateSchema(ctx, subject, sr.Schema{Schema: t.SchemaText, Type: sr.TypeAvro})
 		if err == nil {
-			r.log.Info("schema registered", zap.String("subject", subject), zap.Int("id", ss.ID), zap.Int("version", ss.Version))
+			r.log.Debug("schema registered", zap.String("subject", subject), zap.Int("id", ss.ID), zap.Int("version", ss.Version))
 			return int32(ss.ID), nil
 		}
 		lastErr = err
@@ -542,6 +598,12 @@ func (r *Runner) Stop() {
 	for _, t := range tasks {
 		<-t.done
 	}
+	final := r.statusOf(tasks)
+	r.mu.Lock()
+	if r.final == nil {
+		r.final = final
+	}
+	r.mu.Unlock()
 	r.stopped.Do(func() {
 		r.stopWorker()
 		r.admCl.Close()
@@ -567,8 +629,24 @@ type Status struct {
 	Starts  int
 }
 
-// Status returns every component's state, sorted by ID.
+// Status returns every component's state, sorted by ID; after Stop, the
+// states and totals at the end of the last flush (the exit summary).
 func (r *Runner) Status() []Status {
+	r.mu.Lock()
+	tasks := make([]*task, 0, len(r.running))
+	for _, t := range r.running {
+		tasks = append(tasks, t)
+	}
+	final := r.final
+	closing := r.closing
+	r.mu.Unlock()
+	if closing && final != nil {
+		return final
+	}
+	return r.statusOf(tasks)
+}
+
+func (r *Runner) statusOf(tasks []*task) []Status {
 	mfs, _ := r.gather.Gather()
 	vals := map[string]map[string]float64{} // connector → metric → value
 	for _, mf := range mfs {
@@ -589,10 +667,8 @@ func (r *Runner) Status() []Status {
 			vals[name][mf.GetName()] += v
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]Status, 0, len(r.running))
-	for _, t := range r.running {
+	out := make([]Status, 0, len(tasks))
+	for _, t := range tasks {
 		m := vals[t.comp.Name]
 		t.mu.Lock()
 		st := Status{ID: t.comp.ID(), Kind: t.comp.Kind, State: t.state, LastErr: t.lastErr, Starts: t.starts,

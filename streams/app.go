@@ -464,7 +464,7 @@ func (a *App) openTask(src *node, p int32, rd changelogReader) (*task, error) {
 	}
 	a.restored.Add(t.m.restored.Load())
 	if len(t.stores) > 0 {
-		a.log.Info("task restored", zap.String("task", t.id), zap.Int64("changelog_records", t.m.restored.Load()), zap.Duration("took", time.Since(start)))
+		a.log.Debug("task restored", zap.String("task", t.id), zap.Int64("changelog_records", t.m.restored.Load()), zap.Duration("took", time.Since(start)))
 	}
 	return t, nil
 }

@@ -234,7 +234,7 @@ func (o offsetsStorage) CreateTopic(n int32) (int32, error) {
 	})
 	switch {
 	case err == nil:
-		s.log.Info("created the offsets topic", zap.String("topic", group.OffsetsTopic), zap.Int32("partitions", n))
+		s.log.Debug("created the offsets topic", zap.String("topic", group.OffsetsTopic), zap.Int32("partitions", n))
 		return int32(len(t.Partitions)), nil
 	case errors.Is(err, metadata.ErrTopicExists):
 		if n := o.Partitions(); n > 0 {

@@ -206,7 +206,7 @@ func (m *Manager) Update(p *Partition, mp metadata.Partition) {
 		if next != nil {
 			m.follow(p, mp.Leader, next)
 		}
-		m.log.Info("partition follows", zap.String("partition", p.Name()), zap.Int32("leader", mp.Leader), zap.Int32("leader_epoch", mp.LeaderEpoch))
+		m.log.Debug("partition follows", zap.String("partition", p.Name()), zap.Int32("leader", mp.Leader), zap.Int32("leader_epoch", mp.LeaderEpoch))
 	default:
 		// Not a replica any more (not expected without reassignment).
 		p.mu.Unlock()
@@ -227,7 +227,7 @@ func (m *Manager) becomeLeader(p *Partition, mp metadata.Partition) {
 	if m.cfg.OnLeader != nil {
 		m.cfg.OnLeader(p)
 	}
-	m.log.Info("partition leads", zap.String("partition", p.Name()), zap.Int32("leader_epoch", mp.LeaderEpoch),
+	m.log.Debug("partition leads", zap.String("partition", p.Name()), zap.Int32("leader_epoch", mp.LeaderEpoch),
 		zap.Int64("log_end_offset", p.log.EndOffset()), zap.Int64("high_watermark", p.log.HighWatermark()))
 }
 

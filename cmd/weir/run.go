@@ -136,6 +136,9 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 	defer statusTick.Stop()
 	var prev []pipelines.Status
 	prevAt := time.Now()
+	summaryTick := time.NewTicker(summaryInterval)
+	defer summaryTick.Stop()
+	var lastSummary map[string]string
 	reload := func(why string) {
 		ncfg, diags := pipelines.Load(args, opts)
 		if diags.HasErrors() {
@@ -173,7 +176,10 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 			}
 			lg.Info("shutting down: stopping pipelines (final flush and commit)", zap.String("signal", s.String()))
 			runner.Stop()
+			logSummary(lg, "pipelines stopped: records per component since start", cfg, runner.Status(), nil)
 			return nil
+		case <-summaryTick.C:
+			lastSummary = logSummary(lg, "records per component since start", cfg, runner.Status(), lastSummary)
 		case <-watchC:
 			if now := watchState(args, opts.VarFiles); now != files {
 				files = now

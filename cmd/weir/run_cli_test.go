@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"weir/broker/brokertest/testbroker"
 	"weir/internal/testkit"
 	"weir/internal/weirbin"
+	"weir/pipelines"
 )
 
 // copyDir copies the regular files of src (recursively) to dst.
@@ -185,7 +187,16 @@ func TestRunQuickstart(t *testing.T) {
 		}
 		return nil
 	})
+	checkQuietStart(t, p)
 	p.interrupt(t)
+	// The exit summary says what went where.
+	for _, want := range []string{`"msg":"pipelines stopped: records per component since start"`,
+		`"sink.archive":"59 in, 59 out to ` + filepath.Join(dir, "out", "app_logs.jsonl"), `"source.app":"59 out to topic app_logs"`,
+		`"sink.console":"6 in, 6 out to stdout"`} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Fatalf("no exit summary with %s in stderr:\n%s", want, p.stderr.String())
+		}
+	}
 
 	// Second run: positions and offsets were committed, so only a new line
 	// comes through.
@@ -232,6 +243,80 @@ func TestRunQuickstart(t *testing.T) {
 		t.Fatalf("old output file has %d lines after the reload, want 60", n)
 	}
 	p2.interrupt(t)
+}
+
+// checkQuietStart checks the quickstart's output once it has run its
+// records through (issue 20): fewer than 20 log lines at info and none
+// above it on stderr, and stdout holding only the slow-request records.
+func checkQuietStart(t *testing.T, p *weirProc) {
+	t.Helper()
+	info := 0
+	for _, l := range strings.Split(strings.TrimSpace(p.stderr.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stderr line is not a JSON log line: %q", l)
+		}
+		switch m["level"] {
+		case "info":
+			info++
+		case "debug":
+		default:
+			t.Errorf("log line above info on a normal start: %s", l)
+		}
+	}
+	if info >= 20 {
+		t.Fatalf("%d log lines at info on start, want fewer than 20:\n%s", info, p.stderr.String())
+	}
+	t.Logf("%d log lines at info on start", info)
+	out := strings.TrimSpace(p.stdout.String())
+	for _, l := range strings.Split(out, "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["alert"] == nil || m["duration_ms"] == nil || m["msg"] == nil || m["level"] == "info" && m["logger"] != nil {
+			t.Fatalf("stdout line is not a slow-request record: %q (%v)", l, err)
+		}
+		if d, _ := m["duration_ms"].(float64); d < 500 {
+			t.Fatalf("stdout record is not a slow request: %q", l)
+		}
+	}
+	if n := strings.Count(out, "\n") + 1; n != 6 {
+		t.Fatalf("stdout holds %d records, want the 6 slow requests of data/app.log:\n%s", n, out)
+	}
+}
+
+// TestQuickstartRetentionKeepsSampleData: the quickstart's sample log
+// is dated; every topic it lands in must keep it an hour from now (time
+// retention counts from record timestamps), so a rerun still finds it.
+func TestQuickstartRetentionKeepsSampleData(t *testing.T) {
+	cfg, diags := pipelines.Load([]string{"../../examples/quickstart"}, pipelines.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	data, err := os.ReadFile("../../examples/quickstart/data/app.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldest := time.Now()
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		ts, err := time.Parse(time.RFC3339Nano, strings.Fields(l)[0])
+		if err != nil {
+			t.Fatalf("data/app.log line without a timestamp: %q", l)
+		}
+		if ts.Before(oldest) {
+			oldest = ts
+		}
+	}
+	later := time.Now().Add(time.Hour)
+	for _, tp := range cfg.Topics {
+		ret := int64(7 * 24 * time.Hour / time.Millisecond) // Kafka's default log.retention.hours=168
+		if v, ok := tp.Configs["retention.ms"]; ok {
+			if ret, err = strconv.ParseInt(v, 10, 64); err != nil {
+				t.Fatalf("topic %s: retention.ms %q: %v", tp.Name, v, err)
+			}
+		}
+		if ret >= 0 && later.Sub(oldest) > time.Duration(ret)*time.Millisecond {
+			t.Errorf("topic %s: retention.ms %d deletes the sample data (oldest %v) before a rerun an hour from now", tp.Name, ret, oldest)
+		}
+	}
 }
 
 func TestValidateFmtGraph(t *testing.T) {

@@ -34,13 +34,19 @@ broker {
 topic "app_logs" {
   partitions = 3
   schema     = file("app_log.avsc")
+  # The sample log is dated 2024-05-01: time-based retention (Kafka's
+  # default 7 days counts from the records' timestamps) would delete it
+  # minutes after the first run. -1 keeps it: a rerun still finds it.
   config = {
-    "retention.ms" = 604800000 # 7 days
+    "retention.ms" = -1
   }
 }
 
 topic "slow_requests" {
   partitions = 1
+  config = {
+    "retention.ms" = -1
+  }
 }
 
 # Lines look like:
@@ -91,6 +97,9 @@ sink "stdout" "console" {
 
 topic "requests_per_minute" {
   partitions = 1
+  config = {
+    "retention.ms" = -1
+  }
 }
 
 # Requests per service per minute of event time, no Go code: group_by,
