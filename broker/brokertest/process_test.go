@@ -9,14 +9,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,8 +51,7 @@ type procNode struct {
 	args      []string // extra arguments of this node
 
 	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	proc    *testkit.Proc // nil when not running
 	started int
 }
 
@@ -166,65 +163,29 @@ func (c *procCluster) start(nd *procNode, extra ...string) {
 			"--config", "ssl.client.auth=required"}
 	}
 	args = append(append(args, nd.args...), extra...)
-	logf, err := os.OpenFile(nd.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	proc, err := testkit.StartProc(c.bin, args, nd.logPath, "broker started")
 	if err != nil {
-		c.t.Error(err)
+		c.t.Errorf("broker %d: %v", nd.id, err)
 		return
 	}
-	cmd := exec.Command(c.bin, args...)
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		c.t.Error(err)
-		return
-	}
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		c.t.Error(err)
-		return
-	}
-	pw.Close()
-	exited := make(chan struct{})
-	started := make(chan struct{})
-	go func() {
-		defer logf.Close()
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		once := false
-		for sc.Scan() {
-			logf.Write(append(sc.Bytes(), '\n'))
-			var line map[string]any
-			if !once && json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "broker started" {
-				once = true
-				close(started)
-			}
-		}
-		cmd.Wait()
-		close(exited)
-	}()
 	nd.mu.Lock()
-	nd.cmd, nd.exited = cmd, exited
+	nd.proc = proc
 	nd.started++
 	nd.mu.Unlock()
-	select {
-	case <-started:
-	case <-exited:
-		c.t.Errorf("broker %d exited before starting (log %s)", nd.id, nd.logPath)
-	case <-time.After(60 * time.Second):
-		c.t.Errorf("broker %d did not start within 60s (log %s)", nd.id, nd.logPath)
+	if err := proc.WaitReady(60 * time.Second); err != nil {
+		c.t.Errorf("broker %d: %v", nd.id, err)
 	}
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
 func (c *procCluster) kill(nd *procNode) {
 	nd.mu.Lock()
-	cmd, exited := nd.cmd, nd.exited
-	nd.cmd = nil
+	proc := nd.proc
+	nd.proc = nil
 	nd.mu.Unlock()
-	if cmd == nil {
-		return
+	if proc != nil {
+		proc.Kill()
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	<-exited
 }
 
 func (c *procCluster) seeds() []string {
@@ -243,7 +204,7 @@ func (c *procCluster) metadata(topic string) (*kmsg.MetadataResponse, error) {
 	var lastErr error
 	for _, nd := range c.nodes {
 		nd.mu.Lock()
-		running := nd.cmd != nil
+		running := nd.proc != nil
 		nd.mu.Unlock()
 		if !running {
 			continue

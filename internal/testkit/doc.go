@@ -11,6 +11,9 @@
 //     cores, for packages whose tests mostly wait on timeouts.
 //   - Buffer: a bytes.Buffer safe for concurrent use, for output a test
 //     reads while a child process or a goroutine writes it.
+//   - StartProc: a child process (a `weir broker`, say) whose output is
+//     appended to a log file, ready once it logs a given JSON line;
+//     Kill is SIGKILL and waits for it to be gone.
 //   - The data-driven script runner of the state machines is the
 //     subpackage script (it links datadriven, whose -rewrite flag every
 //     test binary that imports it gets).

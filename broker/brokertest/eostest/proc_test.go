@@ -1,19 +1,15 @@
 package eostest
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,9 +37,8 @@ type weirNode struct {
 	kafkaAddr, ctrlAdr string
 	dataDir, logPath   string
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
+	mu   sync.Mutex
+	proc *testkit.Proc // nil when not running
 }
 
 // startWeirCluster starts n brokers with the extra arguments and waits
@@ -105,49 +100,16 @@ func (c *weirCluster) Start(id int) {
 	args := append([]string{"broker", "--node-id", strconv.Itoa(id), "--data-dir", nd.dataDir,
 		"--kafka-addr", nd.kafkaAddr, "--controller-addr", nd.ctrlAdr, "--controller-voters", c.voters,
 		"--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-format", "json"}, c.extra...)
-	logf, err := os.OpenFile(nd.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	proc, err := testkit.StartProc(c.bin, args, nd.logPath, "broker started")
 	if err != nil {
-		c.t.Error(err)
+		c.t.Errorf("broker %d: %v", id, err)
 		return
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		c.t.Error(err)
-		return
-	}
-	cmd := exec.Command(c.bin, args...)
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		c.t.Error(err)
-		return
-	}
-	pw.Close()
-	exited, started := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer logf.Close()
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		once := false
-		for sc.Scan() {
-			logf.Write(append(sc.Bytes(), '\n'))
-			var line map[string]any
-			if !once && json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "broker started" {
-				once = true
-				close(started)
-			}
-		}
-		cmd.Wait()
-		close(exited)
-	}()
 	nd.mu.Lock()
-	nd.cmd, nd.exited = cmd, exited
+	nd.proc = proc
 	nd.mu.Unlock()
-	select {
-	case <-started:
-	case <-exited:
-		c.t.Errorf("broker %d exited before starting (log %s)", id, nd.logPath)
-	case <-time.After(60 * time.Second):
-		c.t.Errorf("broker %d did not start within 60s (log %s)", id, nd.logPath)
+	if err := proc.WaitReady(60 * time.Second); err != nil {
+		c.t.Errorf("broker %d: %v", id, err)
 	}
 }
 
@@ -155,14 +117,12 @@ func (c *weirCluster) Start(id int) {
 func (c *weirCluster) Kill(id int) {
 	nd := c.nodes[id-1]
 	nd.mu.Lock()
-	cmd, exited := nd.cmd, nd.exited
-	nd.cmd = nil
+	proc := nd.proc
+	nd.proc = nil
 	nd.mu.Unlock()
-	if cmd == nil {
-		return
+	if proc != nil {
+		proc.Kill()
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	<-exited
 }
 
 // createTopics creates the topics (partitions each, the broker's default
