@@ -197,7 +197,9 @@ func (l *Log) compact(p cleanerPass) (CompactStats, error) {
 	}
 	if len(segs) > 0 {
 		l.mu.RLock()
-		if i := l.segPosLocked(segs[len(segs)-1]); i >= 0 && i+1 < len(l.segs) {
+		// By base: a rewritten segment is a new *segment with the same base.
+		base := segs[len(segs)-1].base
+		if i := l.segIndexLocked(base); i < len(l.segs) && l.segs[i].base == base && i+1 < len(l.segs) {
 			l.cleanedThrough = l.segs[i+1].base
 		}
 		l.mu.RUnlock()
