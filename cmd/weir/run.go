@@ -38,6 +38,7 @@ type runFlags struct {
 	pipelineFlags
 	status       string
 	pollInterval time.Duration
+	summaryEvery time.Duration
 	group        string
 	workerID     string
 }
@@ -68,6 +69,7 @@ everything cleanly, committing offsets.`,
 		f.add(cmd)
 		cmd.Flags().StringVar(&f.status, "status", "auto", "live status lines: auto (on a terminal), on, off")
 		cmd.Flags().DurationVar(&f.pollInterval, "watch-interval", time.Second, "how often pipeline files are checked for changes (0 disables; SIGHUP always reloads)")
+		cmd.Flags().DurationVar(&f.summaryEvery, "summary-interval", time.Minute, "how often the records-per-component summary is logged at info when records moved (0 disables; one is always logged on exit)")
 		cmd.Flags().StringVar(&f.group, "group", "", "join this worker group (a Kafka group id; default: the broker block's worker_group): every weir run with the same pipeline files and group shares the work")
 		cmd.Flags().StringVar(&f.workerID, "worker-id", "", "this worker's id in its group, unique and stable across restarts (default: the host name)")
 		return cmd
@@ -136,8 +138,12 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 	defer statusTick.Stop()
 	var prev []pipelines.Status
 	prevAt := time.Now()
-	summaryTick := time.NewTicker(summaryInterval)
-	defer summaryTick.Stop()
+	var summaryC <-chan time.Time
+	if f.summaryEvery > 0 {
+		tk := time.NewTicker(f.summaryEvery)
+		defer tk.Stop()
+		summaryC = tk.C
+	}
 	var lastSummary map[string]string
 	reload := func(why string) {
 		ncfg, diags := pipelines.Load(args, opts)
@@ -178,7 +184,7 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 			runner.Stop()
 			logSummary(lg, "pipelines stopped: records per component since start", cfg, runner.Status(), nil)
 			return nil
-		case <-summaryTick.C:
+		case <-summaryC:
 			lastSummary = logSummary(lg, "records per component since start", cfg, runner.Status(), lastSummary)
 		case <-watchC:
 			if now := watchState(args, opts.VarFiles); now != files {

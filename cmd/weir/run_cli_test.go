@@ -200,7 +200,7 @@ func TestRunQuickstart(t *testing.T) {
 
 	// Second run: positions and offsets were committed, so only a new line
 	// comes through.
-	p2 := startWeirRun(t, bin, dir, "--watch-interval", "0")
+	p2 := startWeirRun(t, bin, dir, "--watch-interval", "0", "--summary-interval", "500ms")
 	f, err := os.OpenFile(filepath.Join(dir, "data", "app.log"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +216,13 @@ func TestRunQuickstart(t *testing.T) {
 	if last := readJSONLines(t, out)[59]; last["level"] != "error" || last["duration_ms"] != 700.0 {
 		t.Fatalf("appended line arrived as %v", last)
 	}
+	// The periodic summary counts since this run's start: the one record.
+	testbroker.CheckFor(t, 10*time.Second, func() error {
+		if !strings.Contains(p2.stderr.String(), `"msg":"records per component since start","records":{"sink.archive":"1 in, 1 out to `) {
+			return fmt.Errorf("no periodic summary with sink.archive's 1 record:\n%s", p2.stderr.String())
+		}
+		return nil
+	})
 
 	// Change one sink's settings and send SIGHUP: only that sink restarts,
 	// and the next record goes to its new file.

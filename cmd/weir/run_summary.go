@@ -3,16 +3,11 @@ package main
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
 	"weir/pipelines"
 )
-
-// summaryInterval is how often `weir run` logs its records-per-component
-// summary at info (only when something moved since the last one).
-var summaryInterval = time.Minute
 
 // recordSummary describes, per component, the records in and out since the
 // start and where they went: "59 in, 59 out to out/app_logs.jsonl".
