@@ -22,11 +22,8 @@ package kafka
 //   - the metadata change not made in time_ms: REQUEST_TIMED_OUT.
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -76,19 +73,11 @@ func handleElectLeaders(s *Server, r *Request) (kmsg.Response, error) {
 			e.Partitions = append(e.Partitions, metadata.TopicPartition{Topic: strings.Clone(t.Topic), Partition: p})
 		}
 	}
-	ctx := r.Ctx
-	if req.TimeoutMillis > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond)
-		defer cancel()
-	}
+	ctx, cancel := controllerCtx(r, req.TimeoutMillis)
+	defer cancel()
 	results, err := el.ElectLeaders(ctx, e)
 	if err != nil {
-		ke := kafkaErr(kerr.UnknownServerError, "electing leaders: %v", err)
-		if errors.Is(err, context.DeadlineExceeded) {
-			ke = kafkaErr(kerr.RequestTimedOut, "electing leaders: %v", err)
-		}
-		return electLeadersError(req, ke), nil
+		return electLeadersError(req, controllerErr("electing leaders", err)), nil
 	}
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
 	idx := map[string]int{}

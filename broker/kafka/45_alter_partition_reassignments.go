@@ -19,11 +19,8 @@ package kafka
 // those of the listed topics and partitions (unknown ones left out).
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -66,19 +63,11 @@ func handleAlterPartitionReassignments(s *Server, r *Request) (kmsg.Response, er
 			reqs = append(reqs, rq)
 		}
 	}
-	ctx := r.Ctx
-	if req.TimeoutMillis > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond)
-		defer cancel()
-	}
+	ctx, cancel := controllerCtx(r, req.TimeoutMillis)
+	defer cancel()
 	results, err := ra.AlterPartitionReassignments(ctx, reqs)
 	if err != nil {
-		ke := kafkaErr(kerr.UnknownServerError, "reassigning partitions: %v", err)
-		if errors.Is(err, context.DeadlineExceeded) {
-			ke = kafkaErr(kerr.RequestTimedOut, "reassigning partitions: %v", err)
-		}
-		return alterReassignmentsError(req, ke), nil
+		return alterReassignmentsError(req, controllerErr("reassigning partitions", err)), nil
 	}
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 	idx := map[string]int{}

@@ -18,6 +18,7 @@ package kafka
 //     restarts only while the clock does not go back; a warning is logged).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -144,6 +145,25 @@ func kafkaErr(e *kerr.Error, format string, args ...any) *kafkaError {
 }
 
 func (e *kafkaError) Error() string { return e.msg }
+
+// controllerCtx bounds a controller change by the request's TimeoutMs
+// (none when it is 0 or less), as Kafka's controller APIs do.
+func controllerCtx(r *Request, timeoutMillis int32) (context.Context, context.CancelFunc) {
+	if timeoutMillis <= 0 {
+		return r.Ctx, func() {}
+	}
+	return context.WithTimeout(r.Ctx, time.Duration(timeoutMillis)*time.Millisecond)
+}
+
+// controllerErr is the answer to a controller change that failed as a
+// whole: REQUEST_TIMED_OUT when the request's time ran out, else
+// UNKNOWN_SERVER_ERROR; the message says what was being done.
+func controllerErr(doing string, err error) *kafkaError {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return kafkaErr(kerr.RequestTimedOut, "%s: %v", doing, err)
+	}
+	return kafkaErr(kerr.UnknownServerError, "%s: %v", doing, err)
+}
 
 // msgPtr returns the message for an optional ErrorMessage field.
 func (e *kafkaError) msgPtr() *string {

@@ -187,29 +187,7 @@ func TestCopyOpenedWhileEmpty(t *testing.T) {
 	if err := os.WriteFile(path, content("old", 0, 2000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := New(Options{Topic: "t", Include: []string{filepath.Join(dir, "app.log*")}, Encoder: JSONEncoder{},
-		RescanInterval: time.Hour, PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Open(context.Background(), rawTestCtx{connectors.NewTestMetrics("open")}, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
-	seen := map[string]int{}
-	poll := func() {
-		out, err := src.Poll(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range out {
-			var ev struct{ Message string }
-			if err := json.Unmarshal(r.Value, &ev); err != nil {
-				t.Fatalf("%s: %v", r.Value, err)
-			}
-			seen[ev.Message]++
-		}
-	}
+	src, poll, seen := pollSource(t, filepath.Join(dir, "app.log*"))
 	src.now = time.Now()
 	src.rescan()
 	waitSeen := func(n int) {
@@ -250,4 +228,35 @@ func TestCopyOpenedWhileEmpty(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pollSource opens a file source on include driven by the test (no
+// scans but the ones the test makes: rescan interval an hour) and
+// returns a poll that counts each message it gets in seen.
+func pollSource(t *testing.T, include string) (src *Source, poll func(), seen map[string]int) {
+	t.Helper()
+	src, err := New(Options{Topic: "t", Include: []string{include}, Encoder: JSONEncoder{},
+		RescanInterval: time.Hour, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Open(context.Background(), rawTestCtx{connectors.NewTestMetrics("open")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	seen = map[string]int{}
+	poll = func() {
+		out, err := src.Poll(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out {
+			var ev struct{ Message string }
+			if err := json.Unmarshal(r.Value, &ev); err != nil {
+				t.Fatalf("%s: %v", r.Value, err)
+			}
+			seen[ev.Message]++
+		}
+	}
+	return src, poll, seen
 }
