@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"weir/internal/mvnpeer"
@@ -160,6 +161,7 @@ func Start(ctx context.Context, o Options) (*Kafka, error) {
 		return nil, err
 	}
 	k.cmd = java("start", conf)
+	k.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no orphan broker if the test process dies
 	k.cmd.Stdout, k.cmd.Stderr = logf, logf
 	if err := k.cmd.Start(); err != nil {
 		logf.Close()

@@ -37,6 +37,7 @@ func StartProc(bin string, args []string, logPath, ready string) (*Proc, error) 
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no orphan if the test process dies
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,6 +169,7 @@ func start(f Flavor, settings map[string]string) (*Server, error) {
 		args = append(args, k+"="+settings[k])
 	}
 	cmd := exec.Command("java", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no orphan server if the test process dies
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
