@@ -106,7 +106,11 @@ func TestReassignThrottleCommand(t *testing.T) {
 	}
 	c.WaitFor(2*time.Minute, func() error {
 		if p := c.Partition("big", 0); p.Reassigning() || !slices.Equal(p.Replicas, []int32{2}) {
-			return fmt.Errorf("big-0 still moving (broker 2 has %d bytes)", c.Broker(2).Log("big", 0).Size())
+			l := c.Broker(2).Log("big", 0)
+			if l == nil { // broker 2 has not created its replica yet
+				return fmt.Errorf("big-0 still moving (no log on broker 2 yet)")
+			}
+			return fmt.Errorf("big-0 still moving (broker 2 has %d bytes)", l.Size())
 		}
 		return nil
 	})
