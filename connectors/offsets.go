@@ -57,6 +57,10 @@ const DefaultOffsetsTopic = "_weir_connect_offsets"
 // SourceHeader is the header key carrying a record's source position.
 const SourceHeader = "weir.src"
 
+// WorkerHeader is the header key naming the worker of a `weir run`
+// worker group that produced a source record (SourceOptions.GroupWorker).
+const WorkerHeader = "weir.worker"
+
 // errBadHeader is wrapped when a SourceHeader does not decode.
 var errBadHeader = errors.New("malformed " + SourceHeader + " header")
 

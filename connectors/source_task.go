@@ -59,6 +59,12 @@ type SourceOptions struct {
 	// transactional id as the connector "<name>@<worker>", so the
 	// workers' positions never mix. Empty: the connector is "<name>".
 	Worker string
+	// GroupWorker is the id of the worker of a worker group that runs
+	// the task (singleton and per-worker sources alike): every record it
+	// produces carries it in a WorkerHeader header, so which worker
+	// wrote a record, and that a singleton never ran on two workers at
+	// once, can be read from the topic. Empty: no such header.
+	GroupWorker string
 	// TransactionTimeout is the producer's transaction.timeout.ms when
 	// ExactlyOnce (default 60s): the coordinator aborts a transaction
 	// open longer (a hung task's).
@@ -123,6 +129,8 @@ type sourceTask struct {
 	alone   *kgo.Client // produceAlone's client, made on first use
 
 	txn txnState // exactly-once mode (source_txn.go)
+
+	workerHdr []byte // value of the WorkerHeader (SourceOptions.GroupWorker)
 }
 
 func (t *sourceTask) Name() string        { return t.name }
@@ -171,6 +179,9 @@ func (rt *Runtime) RunSource(ctx context.Context, name string, src Source, opts 
 	}
 	t := &sourceTask{rt: rt, name: name, conn: conn, opts: opts, src: src, log: rt.logger(name), m: rt.metrics(name),
 		sps: map[string]*spState{}, marks: scanMarks{}, maxAcked: map[string]map[int32]int64{}}
+	if opts.GroupWorker != "" {
+		t.workerHdr = []byte(opts.GroupWorker)
+	}
 	t.pctx, t.pcancel = context.WithCancel(context.Background())
 	defer t.pcancel()
 	if ps := pushSourceOf(src); ps != nil {
@@ -452,7 +463,10 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 			// abort the transaction).
 			pctx = t.pctx
 		}
-		var hs []kgo.RecordHeader
+		hs := sr.Headers
+		if t.opts.GroupWorker != "" {
+			hs = append(append(make([]kgo.RecordHeader, 0, len(hs)+2), hs...), kgo.RecordHeader{Key: WorkerHeader, Value: t.workerHdr})
+		}
 		if sr.SourcePartition != "" {
 			t.mu.Lock()
 			sp := t.sps[sr.SourcePartition]
@@ -466,10 +480,8 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 			t.mu.Unlock()
 			start := len(hdrBuf)
 			hdrBuf = appendSourceHeader(hdrBuf, t.conn, sr.SourcePartition, p.seq, sr.Position)
-			hs = append(sr.Headers[:len(sr.Headers):len(sr.Headers)],
+			hs = append(hs[:len(hs):len(hs)],
 				kgo.RecordHeader{Key: SourceHeader, Value: hdrBuf[start:len(hdrBuf):len(hdrBuf)]})
-		} else {
-			hs = sr.Headers
 		}
 		p.rec = kgo.Record{Topic: topic, Key: sr.Key, Value: sr.Value, Headers: hs, Timestamp: sr.Timestamp}
 		t.txn.produced++

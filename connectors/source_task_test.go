@@ -296,7 +296,8 @@ func TestSourceTaskScanStopsAtAGap(t *testing.T) {
 
 // TestSourceTaskPerWorkerPositions: the same source run by two workers of
 // a group (SourceOptions.Worker) keeps two sets of positions, under
-// "counter@a" and "counter@b", and each worker resumes from its own.
+// "counter@a" and "counter@b", and each worker resumes from its own; with
+// SourceOptions.GroupWorker its records carry a WorkerHeader naming it.
 func TestSourceTaskPerWorkerPositions(t *testing.T) {
 	t.Parallel()
 	b := testbroker.Start(t)
@@ -305,7 +306,7 @@ func TestSourceTaskPerWorkerPositions(t *testing.T) {
 	rt := &Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Logger: zap.NewNop()}
 	runSource(t, rt, &counterSource{parts: 1, limit: 100}, SourceOptions{Topic: "dst-a", Worker: "a", CommitInterval: 50 * time.Millisecond})
 	srcB := &counterSource{parts: 1, limit: 40}
-	runSource(t, rt, srcB, SourceOptions{Topic: "dst-b", Worker: "b", CommitInterval: 50 * time.Millisecond})
+	runSource(t, rt, srcB, SourceOptions{Topic: "dst-b", Worker: "b", GroupWorker: "b", CommitInterval: 50 * time.Millisecond})
 	if len(srcB.restored) != 0 {
 		t.Fatalf("worker b restored %v: worker a's positions", srcB.restored)
 	}
@@ -319,6 +320,25 @@ func TestSourceTaskPerWorkerPositions(t *testing.T) {
 	for _, r := range b.ReadAll("_weir_connect_offsets") {
 		if k := string(r.Key); !strings.Contains(k, `"counter@a"`) && !strings.Contains(k, `"counter@b"`) {
 			t.Errorf("offsets key %s names neither counter@a nor counter@b", k)
+		}
+	}
+	// GroupWorker: every record names its worker (WorkerHeader), beside
+	// its source position; without it, no such header.
+	for topic, want := range map[string]string{"dst-a": "", "dst-b": "b"} {
+		for _, r := range b.ReadAll(topic) {
+			var ws []string
+			src := 0
+			for _, h := range r.Headers {
+				switch h.Key {
+				case WorkerHeader:
+					ws = append(ws, string(h.Value))
+				case SourceHeader:
+					src++
+				}
+			}
+			if strings.Join(ws, ",") != want || src != 1 {
+				t.Fatalf("%s offset %d: %s headers %q and %d %s headers, want %q and 1", topic, r.Offset, WorkerHeader, ws, src, SourceHeader, want)
+			}
 		}
 	}
 }

@@ -204,6 +204,7 @@ func settingsHash(parts ...string) string {
 func (r *Runner) sourceOptions(s *Source) connectors.SourceOptions {
 	o := connectors.SourceOptions{Topic: s.Topic, ExactlyOnce: s.ExactlyOnce}
 	if r.wg != nil {
+		o.GroupWorker = r.wg.opts.ID
 		if s.Connector.Placement == connectors.Singleton {
 			o.ExactlyOnce = true // the transactional id fences a zombie owner
 		} else {

@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/connectors"
+	"weir/connectors/mysql"
 	"weir/connectors/mysql/mysqltest"
 	"weir/internal/kafkaclient"
 	"weir/internal/testkit"
@@ -236,6 +238,7 @@ func TestWorkerGroup(t *testing.T) {
 
 			// kill -9 the worker running the mysql source.
 			victim := owner()
+			firstOwner := victim
 			t0 := time.Now()
 			workers[victim].cmd.Process.Signal(syscall.SIGKILL)
 			probeKill := probe(t, tg.Addr, prefix+".lines", "kill")
@@ -330,7 +333,109 @@ func TestWorkerGroup(t *testing.T) {
 					t.Errorf("row %d is in the topic %d times (read_committed), want once", i, ids[i])
 				}
 			}
+			// The record headers tell the same: the rows were written in
+			// binlog order by the owners in turn, never two at once.
+			checkSingletonRuns(t, tg.Addr, c.rowsTopic, []string{firstOwner, victim, c.owner()})
+			// A per-worker source's records name their own worker.
+			for _, r := range txntest.ReadCommitted(t, tg.Addr, prefix+".lines") {
+				if v := string(r.Value); strings.Contains(v, "hello from ") {
+					if w := workerOf(r); w == "" || !strings.Contains(v, "hello from "+w) {
+						t.Errorf("line %s carries %s %q", v, connectors.WorkerHeader, w)
+					}
+				}
+			}
 		})
+	}
+}
+
+// workerOf returns the value of a record's connectors.WorkerHeader ("" if
+// none; "<n headers>" if several).
+func workerOf(r *kgo.Record) string {
+	var ws []string
+	for _, h := range r.Headers {
+		if h.Key == connectors.WorkerHeader {
+			ws = append(ws, string(h.Value))
+		}
+	}
+	if len(ws) > 1 {
+		return fmt.Sprintf("<%d headers %v>", len(ws), ws)
+	}
+	return strings.Join(ws, "")
+}
+
+// checkSingletonRuns checks, from their headers, that the records of a
+// singleton mysql source's canal_json topic (read_committed; the test
+// inserts rows in id order, one after the other) are in the order of
+// production (row ids increasing with the offset in every partition,
+// weir.cdc.version not decreasing) and that the worker naming each one
+// (connectors.WorkerHeader) changes only at the hand-offs, from owner to
+// owner in the order given: once a worker's records start, no later
+// record of the worker before it.
+func checkSingletonRuns(t *testing.T, addr, topic string, owners []string) {
+	t.Helper()
+	type rec struct {
+		id     int
+		ver    int64
+		worker string
+		p      int32
+		off    int64
+	}
+	var recs []rec
+	for _, r := range txntest.ReadCommitted(t, addr, topic) {
+		var ver int64 = -1
+		for _, h := range r.Headers {
+			if h.Key == mysql.HeaderVersion {
+				fmt.Sscan(string(h.Value), &ver)
+			}
+		}
+		var m struct {
+			Data []map[string]string `json:"data"`
+		}
+		id := -1
+		if json.Unmarshal(r.Value, &m) == nil && len(m.Data) == 1 {
+			fmt.Sscan(m.Data[0]["id"], &id)
+		}
+		w := workerOf(r)
+		if ver < 0 || id < 0 || w == "" || strings.HasPrefix(w, "<") {
+			t.Errorf("%s record at %d/%d: row id %d, %s %d, %s %q: want one of each", topic, r.Partition, r.Offset, id, mysql.HeaderVersion, ver, connectors.WorkerHeader, w)
+		}
+		recs = append(recs, rec{id, ver, w, r.Partition, r.Offset})
+	}
+	if len(recs) == 0 {
+		t.Fatalf("no record in %s", topic)
+	}
+	// In each partition, offsets follow the order of production.
+	sort.Slice(recs, func(i, j int) bool {
+		if recs[i].p != recs[j].p {
+			return recs[i].p < recs[j].p
+		}
+		return recs[i].off < recs[j].off
+	})
+	for i := 1; i < len(recs); i++ {
+		a, b := recs[i-1], recs[i]
+		if b.p == a.p && (b.id <= a.id || b.ver < a.ver) {
+			t.Errorf("%s partition %d: offset %d (row %d, version %d, by %s) after offset %d (row %d, version %d, by %s): not in order of production",
+				topic, b.p, b.off, b.id, b.ver, b.worker, a.off, a.id, a.ver, a.worker)
+		}
+	}
+	// Across partitions, in order of production, the workers take turns.
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].id < recs[j].id })
+	var runs, desc []string
+	for _, r := range recs {
+		if len(runs) == 0 || runs[len(runs)-1] != r.worker {
+			runs = append(runs, r.worker)
+			desc = append(desc, fmt.Sprintf("%s from row %d", r.worker, r.id))
+		}
+	}
+	var want []string
+	for _, o := range owners {
+		if len(want) == 0 || want[len(want)-1] != o {
+			want = append(want, o)
+		}
+	}
+	t.Logf("%s: %d records written by %s", topic, len(recs), strings.Join(desc, ", then "))
+	if strings.Join(runs, " ") != strings.Join(want, " ") {
+		t.Errorf("%s: the records' workers, in order of production, are %s; want the owners in turn: %v", topic, strings.Join(desc, ", then "), want)
 	}
 }
 

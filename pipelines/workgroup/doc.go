@@ -27,7 +27,10 @@
 // rejoins at once, and the next rebalance gives it out. Fencing does not
 // rest on this alone: a singleton source runs transactional with a
 // transactional id per component, so a new owner's InitProducerId bumps
-// the producer epoch and a zombie's writes are refused.
+// the producer epoch and a zombie's writes are refused. Every record a
+// source writes in a worker group carries the header "weir.worker"
+// (connectors.WorkerHeader) naming the worker that produced it, so that a
+// singleton's hand-offs can be read from its topic.
 //
 // Membership: every member is static (group.instance.id
 // "weir-worker-<worker>"), so a worker restarted after a crash takes its
