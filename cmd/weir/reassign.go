@@ -388,6 +388,20 @@ func setThrottles(ctx context.Context, adm *kadm.Client, cur, plan []rebalance.P
 	return nil
 }
 
+// removePlanThrottles removes the throttles of a plan's reassignment
+// from its topics and brokers, as they are now.
+func removePlanThrottles(ctx context.Context, adm *kadm.Client, plan []rebalance.Partition) error {
+	topics := map[string]bool{}
+	for _, p := range plan {
+		topics[p.Topic] = true
+	}
+	cur, _, err := clusterState(ctx, adm, slices.Sorted(mapKeys(topics)))
+	if err != nil {
+		return err
+	}
+	return clearThrottles(ctx, adm, cur, plan)
+}
+
 // clearThrottles removes the throttle configs from the plan's topics and
 // from every broker holding a replica of them, before or after.
 func clearThrottles(ctx context.Context, adm *kadm.Client, cur, plan []rebalance.Partition) error {
@@ -482,15 +496,7 @@ func reassignStatusCmd(g *globalFlags) *cobra.Command {
 			if len(moving) > 0 || keep {
 				return nil
 			}
-			topics := map[string]bool{}
-			for _, p := range plan {
-				topics[p.Topic] = true
-			}
-			cur, _, err := clusterState(ctx, adm, slices.Sorted(mapKeys(topics)))
-			if err != nil {
-				return cf.explain(err)
-			}
-			if err := clearThrottles(ctx, adm, cur, plan); err != nil {
+			if err := removePlanThrottles(ctx, adm, plan); err != nil {
 				return cf.explain(err)
 			}
 			fmt.Fprintln(out, "Throttles removed.")
@@ -554,15 +560,7 @@ func reassignCancelCmd(g *globalFlags) *cobra.Command {
 					return fmt.Errorf("cancels refused:\n%s", strings.Join(failed, "\n"))
 				}
 			}
-			topics := map[string]bool{}
-			for _, p := range plan {
-				topics[p.Topic] = true
-			}
-			cur, _, err := clusterState(ctx, adm, slices.Sorted(mapKeys(topics)))
-			if err != nil {
-				return cf.explain(err)
-			}
-			if err := clearThrottles(ctx, adm, cur, plan); err != nil {
+			if err := removePlanThrottles(ctx, adm, plan); err != nil {
 				return cf.explain(err)
 			}
 			fmt.Fprintln(out, "Throttles removed.")
