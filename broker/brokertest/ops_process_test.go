@@ -11,10 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"weir/internal/testkit"
 )
 
@@ -56,65 +52,8 @@ func TestProcessGrowDrainDecommission(t *testing.T) {
 		}
 		return out
 	}
-	adm, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
-	ctx := context.Background()
-	testkit.CheckFor(t, 30*time.Second, func() error {
-		rs, err := kadm.NewClient(adm).CreateTopic(ctx, parts, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, topic)
-		if err != nil {
-			return err
-		}
-		return rs.Err
-	})
-	testkit.CheckFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
-
-	prod, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.MetadataMinAge(100*time.Millisecond), kgo.ProducerLinger(time.Millisecond),
-		kgo.RecordDeliveryTimeout(60*time.Second), kgo.MaxBufferedRecords(2000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
-	var (
-		ackMu     sync.Mutex
-		acked     [parts][]int
-		failed    int
-		firstErrs []error
-	)
-	stopProd, prodDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(prodDone)
-		var seq [parts]int
-		for i := 0; ; i++ {
-			select {
-			case <-stopProd:
-				return
-			default:
-			}
-			p := int32(i % parts)
-			s := seq[p]
-			seq[p]++
-			prod.Produce(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("p%d-%d", p, s))}, func(r *kgo.Record, err error) {
-				ackMu.Lock()
-				defer ackMu.Unlock()
-				if err != nil {
-					failed++
-					if len(firstErrs) < 5 {
-						firstErrs = append(firstErrs, err)
-					}
-					return
-				}
-				acked[r.Partition] = append(acked[r.Partition], s)
-			})
-			if i%100 == 99 {
-				time.Sleep(5 * time.Millisecond)
-			}
-		}
-	}()
+	c.createTopic(topic, parts, nil, map[string]string{"min.insync.replicas": "2"})
+	ld := startSeqLoad(t, c.seeds(), topic, parts, 100, 5*time.Millisecond)
 
 	// Offline watch: the longest time any partition had no live leader.
 	var (
@@ -229,24 +168,12 @@ func TestProcessGrowDrainDecommission(t *testing.T) {
 		return nil
 	})
 	time.Sleep(time.Second) // load after the changes
-	close(stopProd)
-	<-prodDone
-	fctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	if err := prod.Flush(fctx); err != nil {
-		t.Fatalf("flushing the producer: %v", err)
-	}
-	cancel()
+	ld.finish(t)
 	close(stopWatch)
 	<-watchDone
 
-	final := readAllPartitions(t, c.seeds()[1:], topic, parts)
-	ackMu.Lock()
-	defer ackMu.Unlock()
-	total := 0
-	for p := 0; p < parts; p++ {
-		total += len(acked[p])
-		checkPartition(t, p, final[p], acked[p])
-	}
+	total := ld.check(t, readAllPartitions(t, c.seeds()[1:], topic, parts))
+	failed, firstErrs := ld.failures()
 	offMu.Lock()
 	defer offMu.Unlock()
 	t.Logf("%d records acknowledged, %d failed (first errors %v); longest partition without a leader: %v (%s)", total, failed, firstErrs, maxOffline, worst)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -257,70 +258,8 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 		topic = "chaos"
 		parts = 6
 	)
-	adm, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
-	ctx := context.Background()
-	testkit.CheckFor(t, 30*time.Second, func() error {
-		rs, err := kadm.NewClient(adm).CreateTopic(ctx, parts, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, topic)
-		if err != nil {
-			return err
-		}
-		return rs.Err
-	})
-	testkit.CheckFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
-
-	// Producer: per partition, values "p<partition>-<seq>" in order.
-	prod, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.MetadataMinAge(100*time.Millisecond), kgo.ProducerLinger(time.Millisecond),
-		kgo.RecordDeliveryTimeout(60*time.Second), kgo.MaxBufferedRecords(2000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer prod.Close()
-	var (
-		ackMu     sync.Mutex
-		acked     [parts][]int // acknowledged sequence numbers, in ack order
-		lastAck   [parts]time.Time
-		failed    int
-		firstErrs []error
-	)
-	stopProd := make(chan struct{})
-	prodDone := make(chan struct{})
-	go func() {
-		defer close(prodDone)
-		var seq [parts]int
-		for i := 0; ; i++ {
-			select {
-			case <-stopProd:
-				return
-			default:
-			}
-			p := int32(i % parts)
-			s := seq[p]
-			seq[p]++
-			rec := &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("p%d-%d", p, s))}
-			prod.Produce(ctx, rec, func(r *kgo.Record, err error) {
-				ackMu.Lock()
-				defer ackMu.Unlock()
-				if err != nil {
-					failed++
-					if len(firstErrs) < 5 {
-						firstErrs = append(firstErrs, err)
-					}
-					return
-				}
-				acked[r.Partition] = append(acked[r.Partition], s)
-				lastAck[r.Partition] = time.Now()
-			})
-			if i%200 == 199 {
-				time.Sleep(2 * time.Millisecond) // a steady, not saturating, load
-			}
-		}
-	}()
+	c.createTopic(topic, parts, nil, map[string]string{"min.insync.replicas": "2"})
+	ld := startSeqLoad(t, c.seeds(), topic, parts, 200, 2*time.Millisecond)
 
 	// Consumer reading throughout: what it sees must never vanish.
 	seen := make([]map[int64]string, parts)
@@ -333,7 +272,7 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	consCtx, stopCons := context.WithCancel(ctx)
+	consCtx, stopCons := context.WithCancel(context.Background())
 	defer stopCons()
 	consDone := make(chan struct{})
 	go func() {
@@ -368,9 +307,7 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 		// Failover: kill to the first acknowledged record on the partition.
 		var fo time.Duration
 		testkit.CheckFor(t, 15*time.Second, func() error {
-			ackMu.Lock()
-			at := lastAck[p]
-			ackMu.Unlock()
+			at := ld.lastAckOn(p)
 			if !at.After(killed) {
 				return fmt.Errorf("no record acknowledged on partition %d since the kill", p)
 			}
@@ -387,34 +324,25 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 		// Back in every ISR before the next kill (min.insync.replicas=2).
 		testkit.CheckFor(t, 60*time.Second, func() error { return c.fullISR(topic, parts) })
 	}
-	close(stopProd)
-	<-prodDone
-	fctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	if err := prod.Flush(fctx); err != nil {
-		t.Fatalf("flushing the producer: %v", err)
-	}
-	cancel()
+	ld.finish(t)
 	stopCons()
 	<-consDone
 	cons.Close()
 
 	// Read every partition to its end.
 	final := readAllPartitions(t, c.seeds(), topic, parts)
-	ackMu.Lock()
-	defer ackMu.Unlock()
-	total := 0
+	total := ld.check(t, final)
+	seenMu.Lock()
 	for p := 0; p < parts; p++ {
-		total += len(acked[p])
-		checkPartition(t, p, final[p], acked[p])
-		seenMu.Lock()
 		for off, v := range seen[p] {
 			if int(off) >= len(final[p].values) || final[p].values[off] != v {
 				t.Errorf("partition %d: the consumer saw %q at offset %d, which is not there at the end", p, v, off)
 			}
 		}
-		seenMu.Unlock()
 	}
+	seenMu.Unlock()
 	sort.Slice(failovers, func(i, j int) bool { return failovers[i] < failovers[j] })
+	failed, firstErrs := ld.failures()
 	t.Logf("%d records acknowledged, %d failed (first errors %v); failover (kill -9 to first ack) median %v, max %v",
 		total, failed, firstErrs, failovers[len(failovers)/2].Round(time.Millisecond), failovers[len(failovers)-1].Round(time.Millisecond))
 	if total < 1000 {
@@ -432,6 +360,157 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 			t.Errorf("%q logged %d times", msg, n)
 		}
 	}
+}
+
+// createTopic creates topic on c with parts partitions and configs,
+// retrying until the cluster takes it (one that exists already counts),
+// on replication factor 3 or, given assign, on those replicas per
+// partition; then waits until every partition has a live leader.
+func (c *procCluster) createTopic(topic string, parts int, assign [][]int32, configs map[string]string) {
+	t := c.t
+	t.Helper()
+	adm, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, int32(parts), 3
+		if assign != nil {
+			rt.NumPartitions, rt.ReplicationFactor = -1, -1
+			for p, replicas := range assign {
+				ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+				ra.Partition, ra.Replicas = int32(p), replicas
+				rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+			}
+		}
+		for k, v := range configs {
+			cf := kmsg.NewCreateTopicsRequestTopicConfig()
+			cf.Name, cf.Value = k, kmsg.StringPtr(v)
+			rt.Configs = append(rt.Configs, cf)
+		}
+		req.Topics = append(req.Topics, rt)
+		req.TimeoutMillis = 10000
+		resp, err := req.RequestWith(context.Background(), adm)
+		if err != nil {
+			return err
+		}
+		if code := resp.Topics[0].ErrorCode; code != 0 && code != kerr.TopicAlreadyExists.Code {
+			return kerr.ErrorForCode(code)
+		}
+		return nil
+	})
+	testkit.CheckFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
+}
+
+// seqLoad is the steady load of the process tests: an idempotent
+// acks=all producer writing, round robin over the partitions of a
+// topic, values "p<partition>-<seq>" in order per partition, pausing
+// after every batch of records so it does not saturate the brokers.
+// It keeps the acknowledged sequence numbers per partition (in ack
+// order), the time of each partition's last ack and the failures.
+type seqLoad struct {
+	prod *kgo.Client
+	stop chan struct{}
+	done chan struct{}
+
+	mu        sync.Mutex
+	acked     [][]int // acknowledged sequence numbers, in ack order
+	lastAck   []time.Time
+	failed    int
+	firstErrs []error // the first five failures
+}
+
+// startSeqLoad starts a seqLoad through seeds on topic's parts
+// partitions, pausing for pause after every batch records.
+func startSeqLoad(t *testing.T, seeds []string, topic string, parts, batch int, pause time.Duration) *seqLoad {
+	t.Helper()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MetadataMinAge(100*time.Millisecond), kgo.ProducerLinger(time.Millisecond),
+		kgo.RecordDeliveryTimeout(60*time.Second), kgo.MaxBufferedRecords(2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prod.Close)
+	l := &seqLoad{prod: prod, stop: make(chan struct{}), done: make(chan struct{}),
+		acked: make([][]int, parts), lastAck: make([]time.Time, parts)}
+	go func() {
+		defer close(l.done)
+		seq := make([]int, parts)
+		for i := 0; ; i++ {
+			select {
+			case <-l.stop:
+				return
+			default:
+			}
+			p := int32(i % parts)
+			s := seq[p]
+			seq[p]++
+			rec := &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf("p%d-%d", p, s))}
+			prod.Produce(context.Background(), rec, func(r *kgo.Record, err error) {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				if err != nil {
+					l.failed++
+					if len(l.firstErrs) < 5 {
+						l.firstErrs = append(l.firstErrs, err)
+					}
+					return
+				}
+				l.acked[r.Partition] = append(l.acked[r.Partition], s)
+				l.lastAck[r.Partition] = time.Now()
+			})
+			if i%batch == batch-1 {
+				time.Sleep(pause)
+			}
+		}
+	}()
+	return l
+}
+
+// lastAckOn is when a record on partition p was last acknowledged.
+func (l *seqLoad) lastAckOn(p int32) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastAck[p]
+}
+
+// finish stops producing and waits (at most a minute) until every
+// record sent is acknowledged or failed.
+func (l *seqLoad) finish(t *testing.T) {
+	t.Helper()
+	close(l.stop)
+	<-l.done
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := l.prod.Flush(ctx); err != nil {
+		t.Fatalf("flushing the producer: %v", err)
+	}
+}
+
+// check checks every partition of final (read to its end) against the
+// acknowledged records (checkPartition) and returns how many there
+// were.
+func (l *seqLoad) check(t *testing.T, final []partitionContent) int {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	total := 0
+	for p := range l.acked {
+		total += len(l.acked[p])
+		checkPartition(t, p, final[p], l.acked[p])
+	}
+	return total
+}
+
+// failures returns how many records failed and the first errors.
+func (l *seqLoad) failures() (int, []error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed, l.firstErrs
 }
 
 // warnCounts adds the warn-or-worse lines of a JSON broker log to counts,
