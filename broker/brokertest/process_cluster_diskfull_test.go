@@ -1,15 +1,12 @@
 package brokertest
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/brokertest/smallfs"
 	"weir/internal/testkit"
@@ -32,32 +29,8 @@ func TestProcessClusterDiskFull(t *testing.T) {
 		topic = "pfull"
 		parts = 3
 	)
-	fs := smallfs.Mount(t, 64<<20) // room for what the producers write after space is freed
-	c := newProcClusterArgs(t, 3, map[int32][]string{1: {"--log-dir", fs.Dir}})
-	adm, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adm.Close()
-	ctx := context.Background()
-	testkit.CheckFor(t, 30*time.Second, func() error {
-		rs, err := kadm.NewClient(adm).CreateTopic(ctx, parts, 3, map[string]*string{
-			"min.insync.replicas": kmsg.StringPtr("2"), "segment.bytes": kmsg.StringPtr("1048576")}, topic)
-		if err != nil {
-			return err
-		}
-		return rs.Err
-	})
-	testkit.CheckFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
-	testkit.CheckFor(t, 30*time.Second, func() error { return c.fullISR(topic, parts) })
-
-	fs.Fill(3 << 20)
-	cl, err := kgo.NewClient(append(loaderOpts(), kgo.SeedBrokers(c.seeds()...), kgo.MetadataMinAge(100*time.Millisecond))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ld := startLoader(t, cl, topic, parts)
+	c, fs := startDiskFullCluster(t, topic, parts, nil)
+	ld := startDiskFullLoad(t, c, fs, topic, parts)
 	start := time.Now()
 	testkit.CheckFor(t, 60*time.Second, func() error {
 		md, err := c.metadata(topic)
@@ -86,9 +59,50 @@ func TestProcessClusterDiskFull(t *testing.T) {
 
 	c.kill(c.node(1))
 	checkSegments(t, fs.Dir, "broker 1 killed after catching up")
-	content := readAllPartitions(t, c.seeds(), topic, parts)
+	checkReadBackOnce(t, c, topic, ld, acked)
+}
+
+// startDiskFullCluster is the setup of the process-level disk-full
+// tests: a 64 MiB tmpfs (room for what the producers write after space
+// is freed), three `weir broker` processes, broker 1 with the log
+// directories otherDirs and then the tmpfs, and topic with parts
+// partitions (on the replicas of assign if given),
+// min.insync.replicas=2 and segments of 1 MiB, led and fully in sync.
+func startDiskFullCluster(t *testing.T, topic string, parts int, assign [][]int32, otherDirs ...string) (*procCluster, *smallfs.FS) {
+	t.Helper()
+	fs := smallfs.Mount(t, 64<<20)
+	var dirs []string
+	for _, d := range append(otherDirs, fs.Dir) {
+		dirs = append(dirs, "--log-dir", d)
+	}
+	c := newProcClusterArgs(t, 3, map[int32][]string{1: dirs})
+	c.createTopic(topic, parts, assign, map[string]string{"min.insync.replicas": "2", "segment.bytes": "1048576"})
+	testkit.CheckFor(t, 30*time.Second, func() error { return c.fullISR(topic, parts) })
+	return c, fs
+}
+
+// startDiskFullLoad fills fs up to its last 3 MiB and starts a loader
+// (idempotent acks=all producers of 1 KiB records) on topic through c.
+func startDiskFullLoad(t *testing.T, c *procCluster, fs *smallfs.FS, topic string, parts int) *loader {
+	t.Helper()
+	fs.Fill(3 << 20)
+	cl, err := kgo.NewClient(append(loaderOpts(), kgo.SeedBrokers(c.seeds()...), kgo.MetadataMinAge(100*time.Millisecond))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return startLoader(t, cl, topic, parts)
+}
+
+// checkReadBackOnce reads topic back through c and checks that every
+// record ld acknowledged (acked, from its finish) is there exactly once
+// and in order, and that no warning or error was logged more than 50
+// times by any broker.
+func checkReadBackOnce(t *testing.T, c *procCluster, topic string, ld *loader, acked [][]int) {
+	t.Helper()
+	content := readAllPartitions(t, c.seeds(), topic, len(acked))
 	total := 0
-	for p := 0; p < parts; p++ {
+	for p := range acked {
 		checkPartition(t, p, content[p], acked[p])
 		total += len(acked[p])
 	}

@@ -8,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"weir/broker/brokertest/smallfs"
 	"weir/internal/testkit"
 )
 
@@ -36,42 +34,14 @@ func TestProcessOneOfTwoLogDirsFull(t *testing.T) {
 		topic = "ptwo"
 		parts = 4
 	)
-	fs := smallfs.Mount(t, 64<<20)
 	other := filepath.Join(t.TempDir(), "logs")
-	c := newProcClusterArgs(t, 3, map[int32][]string{1: {"--log-dir", other, "--log-dir", fs.Dir}})
+	c, fs := startDiskFullCluster(t, topic, parts, [][]int32{{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}, other)
 	adm, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer adm.Close()
 	ctx := context.Background()
-	testkit.CheckFor(t, 30*time.Second, func() error {
-		req := kmsg.NewPtrCreateTopicsRequest()
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
-		for p := int32(0); p < parts; p++ {
-			ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-			ra.Partition, ra.Replicas = p, []int32{1, 2, 3}
-			rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
-		}
-		for k, v := range map[string]string{"min.insync.replicas": "2", "segment.bytes": "1048576"} {
-			cf := kmsg.NewCreateTopicsRequestTopicConfig()
-			cf.Name, cf.Value = k, kmsg.StringPtr(v)
-			rt.Configs = append(rt.Configs, cf)
-		}
-		req.Topics = append(req.Topics, rt)
-		req.TimeoutMillis = 10000
-		resp, err := req.RequestWith(ctx, adm)
-		if err != nil {
-			return err
-		}
-		if code := resp.Topics[0].ErrorCode; code != 0 && code != kerr.TopicAlreadyExists.Code {
-			return kerr.ErrorForCode(code)
-		}
-		return nil
-	})
-	testkit.CheckFor(t, 30*time.Second, func() error { return c.allPartitionsLed(topic, parts, -1) })
-	testkit.CheckFor(t, 30*time.Second, func() error { return c.fullISR(topic, parts) })
 
 	// Where broker 1 put each partition, from its DescribeLogDirs.
 	describe := func() *kmsg.DescribeLogDirsResponse {
@@ -133,13 +103,7 @@ func TestProcessOneOfTwoLogDirsFull(t *testing.T) {
 	}
 	testkit.CheckFor(t, 30*time.Second, func() error { return ledByOne([]int32{0, 1, 2, 3}) })
 
-	fs.Fill(3 << 20)
-	cl, err := kgo.NewClient(append(loaderOpts(), kgo.SeedBrokers(c.seeds()...), kgo.MetadataMinAge(100*time.Millisecond))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ld := startLoader(t, cl, topic, parts)
+	ld := startDiskFullLoad(t, c, fs, topic, parts)
 	start := time.Now()
 	testkit.CheckFor(t, 60*time.Second, func() error {
 		md, err := c.metadata(topic)
@@ -193,20 +157,5 @@ func TestProcessOneOfTwoLogDirsFull(t *testing.T) {
 	acked := ld.finish()
 	checkSegments(t, fs.Dir, "broker 1's full directory after it caught up")
 
-	content := readAllPartitions(t, c.seeds(), topic, parts)
-	total := 0
-	for p := 0; p < parts; p++ {
-		checkPartition(t, p, content[p], acked[p])
-		total += len(acked[p])
-	}
-	counts := map[string]int{}
-	for _, nd := range c.nodes {
-		warnCounts(t, nd.logPath, counts)
-	}
-	t.Logf("%d records acknowledged, %d produce errors, all read back once; warnings and errors: %v", total, ld.errs, counts)
-	for msg, n := range counts {
-		if n > 50 {
-			t.Errorf("%q logged %d times", msg, n)
-		}
-	}
+	checkReadBackOnce(t, c, topic, ld, acked)
 }
