@@ -13,7 +13,10 @@ package kafka
 
 import (
 	"errors"
+	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -51,8 +54,8 @@ func (s *Server) newReplicaManager() *replica.Manager {
 		OnTruncate:       s.onTruncate,
 		OnReplicaAppend:  s.onReplicaAppend,
 		OnStorageError:   s.storageError,
-		LeaderRate:       s.brokerLong("leader.replication.throttled.rate"),
-		FollowerRate:     s.brokerLong("follower.replication.throttled.rate"),
+		LeaderRate:       s.brokerLongLive("leader.replication.throttled.rate"),
+		FollowerRate:     s.brokerLongLive("follower.replication.throttled.rate"),
 		QuotaWindow:      s.replicationQuotaWindow(),
 		Logger:           s.log.Named("replica"),
 		Now:              s.now,
@@ -215,6 +218,30 @@ func (s *Server) brokerLong(name string) func() int64 {
 		}
 		return n
 	}
+}
+
+// brokerLongLive is brokerLong for a value read on every fetch: parsed
+// once and again at each dynamic change of name (topicconfig.Broker
+// OnChange), the reader only loads it. The watch lives as long as the
+// broker config (as the quota watches do).
+func (s *Server) brokerLongLive(name string) func() int64 {
+	var (
+		mu sync.Mutex // orders the first read and the watch's reads
+		v  atomic.Int64
+	)
+	parse := s.brokerLong(name)
+	load := func() {
+		mu.Lock()
+		v.Store(parse())
+		mu.Unlock()
+	}
+	s.cfg.BrokerConfig.OnChange(func(names []string) {
+		if slices.Contains(names, name) {
+			load()
+		}
+	})
+	load()
+	return v.Load
 }
 
 // replicationQuotaWindow is replication.quota.window.num ×

@@ -68,7 +68,8 @@ type Config struct {
 	OnStorageError func(topic string, partition int32, err error)
 	// LeaderRate and FollowerRate are leader.replication.throttled.rate
 	// and follower.replication.throttled.rate in bytes/s, read at every
-	// check (nil, < 0 or MaxInt64: unlimited); QuotaWindow is
+	// check, so cheap (the broker keeps the parsed values, updated at each
+	// dynamic change) (nil, < 0 or MaxInt64: unlimited); QuotaWindow is
 	// replication.quota.window.num × .size.seconds (zero: 11 × 1 s).
 	// See throttle.go.
 	LeaderRate, FollowerRate func() int64
@@ -91,6 +92,8 @@ type Manager struct {
 	warn *repeatlog.Limiter
 	// leaderQuota and followerQuota are the replication throttles.
 	leaderQuota, followerQuota *Throttle
+	// throttledLists are the topics' throttled-replica lists, parsed.
+	throttledLists throttledLists
 
 	mu       sync.Mutex
 	fetchers map[int32]*fetcher // by leader node id
@@ -431,7 +434,11 @@ func (m *Manager) throttled(p *Partition, name string) bool {
 		return false
 	}
 	t, ok := m.cfg.Metadata().Topic(p.Topic)
-	return ok && Throttled(t.Configs[name], p.Index, m.cfg.NodeID)
+	if !ok {
+		return false
+	}
+	v := t.Configs[name]
+	return v != "" && m.throttledLists.throttled(p.Topic, name, v, p.Index, m.cfg.NodeID)
 }
 
 // LeaderThrottle decides a follower's fetch of p on this leader: throttled

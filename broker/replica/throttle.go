@@ -30,7 +30,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"weir/broker/quota"
@@ -105,39 +104,61 @@ func (t *Throttle) Rate() float64 {
 	return t.rate.Measure(t.w, t.now().UnixMilli())
 }
 
-// throttledCache holds parsed throttled-replica lists by value; it is
-// emptied when it holds maxThrottledCache of them (values change with
-// each reassignment, a few are live at a time).
-var (
-	throttledCache     sync.Map // string -> throttledSet
-	throttledCacheSize atomic.Int64
-)
-
-const maxThrottledCache = 1024
-
 type throttledSet struct {
 	all   bool
 	pairs map[[2]int32]bool
 }
 
+func (s throttledSet) has(p, broker int32) bool { return s.all || s.pairs[[2]int32{p, broker}] }
+
 // Throttled reports whether value, a *.replication.throttled.replicas
 // config, throttles partition p's replica on broker. Malformed entries
-// (refused when the config is set) throttle nothing.
+// (refused when the config is set) throttle nothing. It parses value
+// each call; the Manager keeps its parsed lists (throttledLists).
 func Throttled(value string, p, broker int32) bool {
+	return value != "" && parseThrottled(value).has(p, broker)
+}
+
+// throttledLists are a Manager's parsed throttled-replica lists, by
+// topic and config name, each with the config value it was parsed from:
+// a list is parsed again only when its topic's config changed
+// (AlterTopicConfig; the metadata images share a topic's configs, strings
+// included, until then, so the check is a pointer-equal string compare).
+// Topics with no such config hold no entry.
+type throttledLists struct {
+	mu sync.RWMutex
+	m  map[throttleKey]parsedThrottled
+}
+
+type throttleKey struct{ topic, name string }
+
+type parsedThrottled struct {
+	value string
+	set   throttledSet
+}
+
+// throttled reports whether value, the current config name of topic,
+// throttles partition p's replica on broker.
+func (l *throttledLists) throttled(topic, name, value string, p, broker int32) bool {
+	k := throttleKey{topic, name}
+	l.mu.RLock()
+	e, ok := l.m[k]
+	l.mu.RUnlock()
+	if ok && e.value == value {
+		return e.set.has(p, broker)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if value == "" {
+		delete(l.m, k)
 		return false
 	}
-	v, ok := throttledCache.Load(value)
-	if !ok {
-		v = parseThrottled(value)
-		if throttledCacheSize.Add(1) > maxThrottledCache {
-			throttledCache.Clear()
-			throttledCacheSize.Store(1)
-		}
-		throttledCache.Store(value, v)
+	if l.m == nil {
+		l.m = map[throttleKey]parsedThrottled{}
 	}
-	s := v.(throttledSet)
-	return s.all || s.pairs[[2]int32{p, broker}]
+	e = parsedThrottled{value: value, set: parseThrottled(value)}
+	l.m[k] = e
+	return e.set.has(p, broker)
 }
 
 func parseThrottled(value string) throttledSet {

@@ -66,3 +66,49 @@ func TestThrottleRate(t *testing.T) {
 		t.Fatal("a nil throttle throttled")
 	}
 }
+
+// A Manager's parsed throttled-replica lists answer as Throttled does
+// and follow a topic config change (a new value is parsed again, an
+// emptied one drops the entry), per topic and config name.
+func TestThrottledListsFollowConfigChanges(t *testing.T) {
+	var l throttledLists
+	for _, c := range []struct {
+		topic, name, value string
+		p, b               int32
+		want               bool
+	}{
+		{"a", LeaderThrottledReplicas, "0:1,1:2", 0, 1, true},
+		{"a", LeaderThrottledReplicas, "0:1,1:2", 1, 1, false},
+		{"a", FollowerThrottledReplicas, "*", 1, 1, true},
+		{"b", LeaderThrottledReplicas, "1:1", 1, 1, true},
+		{"a", LeaderThrottledReplicas, "1:1", 1, 1, true}, // changed
+		{"a", LeaderThrottledReplicas, "1:1", 0, 1, false},
+		{"a", FollowerThrottledReplicas, "", 1, 1, false}, // removed
+		{"b", LeaderThrottledReplicas, "1:1", 1, 1, true},
+	} {
+		if got := l.throttled(c.topic, c.name, c.value, c.p, c.b); got != c.want || got != Throttled(c.value, c.p, c.b) {
+			t.Errorf("%s %s=%q: partition %d broker %d throttled %v, want %v", c.topic, c.name, c.value, c.p, c.b, got, c.want)
+		}
+	}
+	if len(l.m) != 2 {
+		t.Errorf("%d lists held, want 2 (a's leader list and b's): %v", len(l.m), l.m)
+	}
+}
+
+// BenchmarkThrottledLookup is the per-fetch check of a throttled
+// partition: the parsed list held by the Manager (kept) against parsing
+// the config value each time (parse).
+func BenchmarkThrottledLookup(b *testing.B) {
+	value := "0:1,0:2,1:2,1:3,2:3,2:1,3:1,3:2,4:2,4:3,5:3,5:1"
+	b.Run("kept", func(b *testing.B) {
+		var l throttledLists
+		for i := 0; b.Loop(); i++ {
+			l.throttled("t", LeaderThrottledReplicas, value, int32(i%6), 1)
+		}
+	})
+	b.Run("parse", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			Throttled(value, int32(i%6), 1)
+		}
+	})
+}
