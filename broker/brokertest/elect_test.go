@@ -45,29 +45,8 @@ func TestLeaderElectionCommand(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	tool := func(args ...string) (string, error) {
-		t.Helper()
-		out, err := kafkatools.Run(ctx, kafkatools.LeaderElectionCommand, append([]string{"--bootstrap-server", c.Broker(2).Addr()}, args...)...)
-		t.Logf("kafka-leader-election %s:\n%s", strings.Join(args, " "), out)
-		return out, err
-	}
-	mustTool := func(args ...string) string {
-		t.Helper()
-		out, err := tool(args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	hasLine := func(out, line string) {
-		t.Helper()
-		for _, l := range strings.Split(out, "\n") {
-			if strings.TrimRight(l, "\r") == line {
-				return
-			}
-		}
-		t.Fatalf("output lacks the line %q:\n%s", line, out)
-	}
+	kt := kafkaTool{t: t, ctx: ctx, class: kafkatools.LeaderElectionCommand, name: "kafka-leader-election", bootstrap: []string{"--bootstrap-server", c.Broker(2).Addr()}}
+	tool, mustTool := kt.run, kt.must
 
 	// Broker 2 stops fetching from 1: it leaves u-0's ISR.
 	c.Network().Cut(2, 1, Kafka)
@@ -93,14 +72,14 @@ func TestLeaderElectionCommand(t *testing.T) {
 	if err == nil {
 		t.Fatal("preferred election with the preferred replica down succeeded")
 	}
-	hasLine(out, "Error completing leader election (PREFERRED) for partition: elect-0: org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: The preferred leader was not available.")
+	hasLine(t, out, "Error completing leader election (PREFERRED) for partition: elect-0: org.apache.kafka.common.errors.PreferredLeaderNotAvailableException: The preferred leader was not available.")
 
 	out, err = tool("--election-type", "unclean", "--all-topic-partitions")
 	if err == nil {
 		t.Fatal("unclean election of every partition succeeded though solo-0 has no live replica")
 	}
-	hasLine(out, "Successfully completed leader election (UNCLEAN) for partitions u-0")
-	hasLine(out, "Error completing leader election (UNCLEAN) for partition: solo-0: org.apache.kafka.common.errors.EligibleLeadersNotAvailableException: Eligible topic partition leaders are not available.")
+	hasLine(t, out, "Successfully completed leader election (UNCLEAN) for partitions u-0")
+	hasLine(t, out, "Error completing leader election (UNCLEAN) for partition: solo-0: org.apache.kafka.common.errors.EligibleLeadersNotAvailableException: Eligible topic partition leaders are not available.")
 	c.WaitFor(20*time.Second, func() error {
 		if l, err := c.LeaderOf("u", 0); err != nil || l != 2 {
 			return fmt.Errorf("u-0 leader %d: %v", l, err)
@@ -111,7 +90,7 @@ func TestLeaderElectionCommand(t *testing.T) {
 		return nil
 	})
 	out = mustTool("--election-type", "unclean", "--topic", "u", "--partition", "0")
-	hasLine(out, "Valid replica already elected for partitions u-0")
+	hasLine(t, out, "Valid replica already elected for partitions u-0")
 	produceSync(t, cl, "u", 0, "y") // the unclean leader takes writes
 
 	c.Restart(1)
@@ -151,7 +130,7 @@ func TestLeaderElectionCommand(t *testing.T) {
 		return nil
 	})
 	out = mustTool("--election-type", "preferred", "--topic", "elect", "--partition", "0")
-	hasLine(out, "Valid replica already elected for partitions elect-0")
+	hasLine(t, out, "Valid replica already elected for partitions elect-0")
 
 	// The preferred leader serves what was written before.
 	produceSync(t, cl, "elect", 0, "d")

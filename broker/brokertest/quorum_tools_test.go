@@ -3,8 +3,6 @@ package brokertest
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -153,9 +151,7 @@ func TestMetadataQuorumCommand(t *testing.T) {
 	c := NewCluster(t, Brokers(3))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	run := func(args ...string) (string, error) {
-		return kafkatools.Run(ctx, kafkatools.MetadataQuorumCommand, append([]string{"--bootstrap-server", c.Broker(2).Addr()}, args...)...)
-	}
+	run := kafkaTool{t: t, ctx: ctx, class: kafkatools.MetadataQuorumCommand, bootstrap: []string{"--bootstrap-server", c.Broker(2).Addr()}}.run
 	checkStatus(t, c, run, []int32{1, 2, 3}, nil)
 
 	// describe --replication: the leader first, then the followers,
@@ -214,25 +210,10 @@ func TestMetadataQuorumCommand(t *testing.T) {
 
 	// Broker 4 joins as an observer.
 	b4 := c.AddBroker()
-	checkStatus(t, c, run, []int32{1, 2, 3}, []int32{4})
 
-	// add-controller with broker 4's configuration, as Kafka's tool
-	// reads it (node.id, process.roles, the metadata log directory's
-	// meta.properties, the controller listener).
-	props := filepath.Join(t.TempDir(), "controller4.properties")
-	content := fmt.Sprintf("node.id=4\nprocess.roles=broker,controller\nmetadata.log.dir=%s\nlisteners=CONTROLLER://%s\ncontroller.listener.names=CONTROLLER\n",
-		filepath.Join(b4.DataDir(), "controller"), b4.ControllerAddr())
-	if err := os.WriteFile(props, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// add-controller with broker 4's configuration.
+	props := addControllerByTool(t, c, run, b4, []int32{1, 2, 3})
 	dir4 := b4.Node().DirectoryID()
-	out, err = run("--command-config", props, "add-controller")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := fmt.Sprintf("Added controller 4 with directory id %s and endpoints: CONTROLLER://%s", dir4, b4.ControllerAddr()); !strings.Contains(out, want) {
-		t.Fatalf("add-controller printed:\n%s\nwant %q", out, want)
-	}
 	checkStatus(t, c, run, []int32{1, 2, 3, 4}, nil)
 
 	// Bad input: nothing changes.
@@ -293,9 +274,7 @@ func TestRemoveLastVoterTool(t *testing.T) {
 	c := NewCluster(t, Brokers(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run := func(args ...string) (string, error) {
-		return kafkatools.Run(ctx, kafkatools.MetadataQuorumCommand, append([]string{"--bootstrap-server", c.Broker(1).Addr()}, args...)...)
-	}
+	run := kafkaTool{t: t, ctx: ctx, class: kafkatools.MetadataQuorumCommand, bootstrap: []string{"--bootstrap-server", c.Broker(1).Addr()}}.run
 	dir := c.Broker(1).Node().DirectoryID()
 	out, err := run("remove-controller", "--controller-id", "1", "--controller-directory-id", dir.String())
 	want := fmt.Sprintf("VoterNotFoundException: Cannot remove voter ReplicaKey(id=1, directoryId=Optional[%s]) from the set of voters [ReplicaKey(id=1, directoryId=Optional[%s])]", dir, dir)
@@ -317,33 +296,15 @@ func TestMetadataQuorumCommandBootstrapController(t *testing.T) {
 	c := NewCluster(t, Brokers(3))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run := func(args ...string) (string, error) {
-		return kafkatools.Run(ctx, kafkatools.MetadataQuorumCommand, append([]string{"--bootstrap-controller", c.Broker(3).ControllerAddr()}, args...)...)
-	}
+	run := kafkaTool{t: t, ctx: ctx, class: kafkatools.MetadataQuorumCommand, bootstrap: []string{"--bootstrap-controller", c.Broker(3).ControllerAddr()}}.run
 	checkStatus(t, c, run, []int32{1, 2, 3}, nil)
-	b4 := c.AddBroker()
-	// Kafka adds only an observer the leader sees fetching (else
-	// REQUEST_TIMED_OUT "not ready"): wait until it is listed.
-	checkStatus(t, c, run, []int32{1, 2, 3}, []int32{4})
-	props := filepath.Join(t.TempDir(), "controller4.properties")
-	content := fmt.Sprintf("node.id=4\nprocess.roles=broker,controller\nmetadata.log.dir=%s\nlisteners=CONTROLLER://%s\ncontroller.listener.names=CONTROLLER\n",
-		filepath.Join(b4.DataDir(), "controller"), b4.ControllerAddr())
-	if err := os.WriteFile(props, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := run("--command-config", props, "add-controller")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := fmt.Sprintf("Added controller 4 with directory id %s and endpoints: CONTROLLER://%s", b4.Node().DirectoryID(), b4.ControllerAddr()); !strings.Contains(out, want) {
-		t.Fatalf("add-controller printed:\n%s\nwant %q", out, want)
-	}
+	addControllerByTool(t, c, run, c.AddBroker(), []int32{1, 2, 3})
 	dir2 := c.Broker(2).Node().DirectoryID()
 	if _, err := run("remove-controller", "--controller-id", "2", "--controller-directory-id", dir2.String()); err != nil {
 		t.Fatal(err)
 	}
 	checkStatus(t, c, run, []int32{1, 3, 4}, []int32{2})
-	out, err = run("describe", "--replication")
+	out, err := run("describe", "--replication")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,21 +66,8 @@ func TestReassignThrottleCommand(t *testing.T) {
 	const mib = 1 << 20
 	produceBytes(t, cl, "big", 0, 24*1024, 1024)
 
-	tool := func(args ...string) (string, error) {
-		t.Helper()
-		out, err := kafkatools.Run(ctx, kafkatools.ReassignPartitionsCommand, append([]string{"--bootstrap-server", c.Broker(1).Addr()}, args...)...)
-		t.Logf("kafka-reassign-partitions %s:\n%s", strings.Join(args, " "), out)
-		return out, err
-	}
-	hasLine := func(out, line string) {
-		t.Helper()
-		for _, l := range strings.Split(out, "\n") {
-			if strings.TrimRight(l, "\r") == line {
-				return
-			}
-		}
-		t.Fatalf("output lacks the line %q:\n%s", line, out)
-	}
+	tool := kafkaTool{t: t, ctx: ctx, class: kafkatools.ReassignPartitionsCommand, name: "kafka-reassign-partitions",
+		bootstrap: []string{"--bootstrap-server", c.Broker(1).Addr()}}.run
 	plan := filepath.Join(t.TempDir(), "plan.json")
 	if err := os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"big","partition":0,"replicas":[2]}]}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -91,9 +77,9 @@ func TestReassignThrottleCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hasLine(out, "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.")
-	hasLine(out, fmt.Sprintf("The inter-broker throttle limit was set to %d B/s", mib))
-	hasLine(out, "Successfully started partition reassignment for big-0")
+	hasLine(t, out, "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.")
+	hasLine(t, out, fmt.Sprintf("The inter-broker throttle limit was set to %d B/s", mib))
+	hasLine(t, out, "Successfully started partition reassignment for big-0")
 	topic, _ := c.Broker(2).Image().Topic("big")
 	if got := topic.Configs["leader.replication.throttled.replicas"]; got != "0:1" {
 		t.Fatalf("leader.replication.throttled.replicas = %q, want 0:1", got)
@@ -124,9 +110,9 @@ func TestReassignThrottleCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hasLine(out, "Reassignment of partition big-0 is completed.")
-	hasLine(out, "Clearing broker-level throttles on brokers 1,2")
-	hasLine(out, "Clearing topic-level throttles on topic big")
+	hasLine(t, out, "Reassignment of partition big-0 is completed.")
+	hasLine(t, out, "Clearing broker-level throttles on brokers 1,2")
+	hasLine(t, out, "Clearing topic-level throttles on topic big")
 	c.WaitFor(10*time.Second, func() error {
 		im := c.Broker(2).Image()
 		topic, _ := im.Topic("big")

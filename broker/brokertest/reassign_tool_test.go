@@ -54,29 +54,8 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	tool := func(args ...string) (string, error) {
-		t.Helper()
-		out, err := kafkatools.Run(ctx, kafkatools.ReassignPartitionsCommand, append([]string{"--bootstrap-server", c.Broker(2).Addr()}, args...)...)
-		t.Logf("kafka-reassign-partitions %s:\n%s", strings.Join(args, " "), out)
-		return out, err
-	}
-	mustTool := func(args ...string) string {
-		t.Helper()
-		out, err := tool(args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	hasLine := func(out, line string) {
-		t.Helper()
-		for _, l := range strings.Split(out, "\n") {
-			if strings.TrimRight(l, "\r") == line {
-				return
-			}
-		}
-		t.Fatalf("output lacks the line %q:\n%s", line, out)
-	}
+	kt := kafkaTool{t: t, ctx: ctx, class: kafkatools.ReassignPartitionsCommand, name: "kafka-reassign-partitions", bootstrap: []string{"--bootstrap-server", c.Broker(2).Addr()}}
+	tool, mustTool := kt.run, kt.must
 
 	// --generate: the current assignment and a proposal on brokers 2, 3.
 	out := mustTool("--generate", "--topics-to-move-json-file", file("move.json", `{"topics":[{"topic":"ra"}],"version":1}`), "--broker-list", "2,3")
@@ -104,8 +83,8 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	// --execute the proposal, --verify until complete.
 	plan := file("plan.json", lines[i+1])
 	out = mustTool("--execute", "--reassignment-json-file", plan)
-	hasLine(out, "Current partition replica assignment")
-	hasLine(out, "Successfully started partition reassignments for ra-0,ra-1")
+	hasLine(t, out, "Current partition replica assignment")
+	hasLine(t, out, "Successfully started partition reassignments for ra-0,ra-1")
 	c.WaitFor(60*time.Second, func() error {
 		out, err := tool("--verify", "--reassignment-json-file", plan)
 		if err != nil {
@@ -116,8 +95,8 @@ func TestReassignPartitionsCommand(t *testing.T) {
 				return fmt.Errorf("%s not completed:\n%s", p, out)
 			}
 		}
-		hasLine(out, "Clearing broker-level throttles on brokers 1,2,3")
-		hasLine(out, "Clearing topic-level throttles on topic ra")
+		hasLine(t, out, "Clearing broker-level throttles on brokers 1,2,3")
+		hasLine(t, out, "Clearing topic-level throttles on topic ra")
 		return nil
 	})
 	for _, p := range proposed.Partitions {
@@ -137,7 +116,7 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	if err == nil {
 		t.Fatal("reassignment to an unknown broker succeeded")
 	}
-	hasLine(out, "Error: Unknown broker id 9")
+	hasLine(t, out, "Error: Unknown broker id 9")
 	out, err = tool("--execute", "--reassignment-json-file", file("bad2.json", `{"version":1,"partitions":[{"topic":"ra","partition":0,"replicas":[2,2]}]}`))
 	if err == nil {
 		t.Fatal("reassignment with a duplicate replica succeeded")
@@ -162,14 +141,14 @@ func TestReassignPartitionsCommand(t *testing.T) {
 	defer c.Network().Heal(1, leader, Kafka)
 	stuck := file("stuck.json", fmt.Sprintf(`{"version":1,"partitions":[{"topic":"ra","partition":0,"replicas":[%d,1]}]}`, keep))
 	out = mustTool("--execute", "--reassignment-json-file", stuck)
-	hasLine(out, "Successfully started partition reassignment for ra-0")
+	hasLine(t, out, "Successfully started partition reassignment for ra-0")
 	out = mustTool("--verify", "--preserve-throttles", "--reassignment-json-file", stuck)
-	hasLine(out, "Reassignment of partition ra-0 is still in progress.")
+	hasLine(t, out, "Reassignment of partition ra-0 is still in progress.")
 	out = mustTool("--list")
-	hasLine(out, "Current partition reassignments:")
-	hasLine(out, fmt.Sprintf("ra-0: replicas: %d,1,%d. adding: 1. removing: %d.", keep, drop, drop))
+	hasLine(t, out, "Current partition reassignments:")
+	hasLine(t, out, fmt.Sprintf("ra-0: replicas: %d,1,%d. adding: 1. removing: %d.", keep, drop, drop))
 	out = mustTool("--cancel", "--preserve-throttles", "--reassignment-json-file", stuck)
-	hasLine(out, "Successfully cancelled partition reassignment for: ra-0")
+	hasLine(t, out, "Successfully cancelled partition reassignment for: ra-0")
 	c.WaitFor(20*time.Second, func() error {
 		if p := c.Partition("ra", 0); !slices.Equal(p.Replicas, r0) || p.Reassigning() {
 			return fmt.Errorf("ra-0 after cancel %+v, want replicas %v", p, r0)
@@ -177,5 +156,5 @@ func TestReassignPartitionsCommand(t *testing.T) {
 		return nil
 	})
 	out = mustTool("--list")
-	hasLine(out, "No partition reassignments found.")
+	hasLine(t, out, "No partition reassignments found.")
 }
