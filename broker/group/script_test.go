@@ -55,9 +55,7 @@ type harness struct {
 	log     map[int32][]logEntry
 	failErr error
 	loader  *Loader
-	fail    int
-	hold    bool
-	pending []*Write
+	writes  script.Writes[*Write]
 	ids     int
 }
 
@@ -84,6 +82,7 @@ func (h *harness) replay(l *Loader, p int32) {
 
 func newHarness(t *testing.T) *harness {
 	h := &harness{t: t, now: time.Unix(1_700_000_000, 0), log: map[int32][]logEntry{}}
+	h.writes.Complete = h.complete
 	h.cfg = DefaultConfig()
 	h.cfg.InitialRebalanceDelay = 0
 	h.cfg.MinSessionTimeout = 10 * time.Millisecond
@@ -127,19 +126,14 @@ func (h *harness) drain() {
 			} else {
 				h.printf("write p%d: %s", w.Partition, describeRecords(w.Records))
 			}
-			if h.hold {
-				h.pending = append(h.pending, w)
-				continue
-			}
-			h.complete(w)
+			h.writes.Add(w)
 		}
 	}
 }
 
-func (h *harness) complete(w *Write) {
+func (h *harness) complete(w *Write, failed bool) {
 	var err error
-	if h.fail > 0 {
-		h.fail--
+	if failed {
 		err = fmt.Errorf("injected append failure")
 		if h.failErr != nil {
 			err = fmt.Errorf("injected append failure: %w", h.failErr)
@@ -183,36 +177,6 @@ func describeRecords(recs []Record) string {
 	return strings.Join(parts, "; ")
 }
 
-type args map[string]string
-
-func parseArgs(fields []string) args {
-	a := args{}
-	for _, f := range fields {
-		k, v, _ := strings.Cut(f, "=")
-		a[k] = v
-	}
-	return a
-}
-
-func (a args) int(k string, def int64) int64 {
-	v, ok := a[k]
-	if !ok {
-		return def
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		panic(fmt.Sprintf("argument %s=%q: %v", k, v, err))
-	}
-	return n
-}
-
-func (a args) list(k string) []string {
-	if a[k] == "" {
-		return nil
-	}
-	return strings.Split(a[k], ",")
-}
-
 func strp(s string) *string {
 	if s == "" {
 		return nil
@@ -239,33 +203,41 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-func (h *harness) run(cmd string, a args) {
+func (h *harness) run(cmd string, a script.Args) {
 	m := h.m
+	if cmd == "fail-writes" { // and with which error
+		h.failErr = nil
+		if name := a["code"]; name != "" {
+			h.failErr = errorNamed(name)
+		}
+	}
+	if h.writes.Command(cmd, a) {
+		h.drain()
+		return
+	}
 	switch cmd {
 	case "config":
-		ms := func(k string, d time.Duration) time.Duration {
-			return time.Duration(a.int(k, int64(d/time.Millisecond))) * time.Millisecond
-		}
+		ms := a.Ms
 		h.cfg.InitialRebalanceDelay = ms("delay", h.cfg.InitialRebalanceDelay)
 		h.cfg.MinSessionTimeout = ms("minsession", h.cfg.MinSessionTimeout)
 		h.cfg.OffsetsRetention = ms("retention", h.cfg.OffsetsRetention)
 		h.cfg.OffsetsRetentionCheckInterval = ms("check", h.cfg.OffsetsRetentionCheckInterval)
-		h.cfg.MaxSize = int(a.int("maxsize", int64(h.cfg.MaxSize)))
-		h.cfg.MaxRecordBytes = int(a.int("maxrecord", int64(h.cfg.MaxRecordBytes)))
+		h.cfg.MaxSize = int(a.Int("maxsize", int64(h.cfg.MaxSize)))
+		h.cfg.MaxRecordBytes = int(a.Int("maxrecord", int64(h.cfg.MaxRecordBytes)))
 		h.log = map[int32][]logEntry{}
 		h.ids = 0
 		h.reset()
 	case "join":
 		req := kmsg.NewPtrJoinGroupRequest()
-		req.Version = int16(a.int("v", 5))
+		req.Version = int16(a.Int("v", 5))
 		req.Group, req.MemberID, req.InstanceID = a["group"], a["member"], strp(a["instance"])
 		req.ProtocolType = "consumer"
 		if v, ok := a["type"]; ok {
 			req.ProtocolType = v
 		}
-		req.SessionTimeoutMillis = int32(a.int("session", 10000))
-		req.RebalanceTimeoutMillis = int32(a.int("rebalance", int64(req.SessionTimeoutMillis)))
-		protos := a.list("protocols")
+		req.SessionTimeoutMillis = int32(a.Int("session", 10000))
+		req.RebalanceTimeoutMillis = int32(a.Int("rebalance", int64(req.SessionTimeoutMillis)))
+		protos := a.List("protocols")
 		if protos == nil {
 			protos = []string{"range:t"}
 		}
@@ -299,9 +271,9 @@ func (h *harness) run(cmd string, a args) {
 	case "sync":
 		req := kmsg.NewPtrSyncGroupRequest()
 		req.Version = 5
-		req.Group, req.MemberID, req.Generation = a["group"], a["member"], int32(a.int("gen", 0))
+		req.Group, req.MemberID, req.Generation = a["group"], a["member"], int32(a.Int("gen", 0))
 		req.InstanceID, req.Protocol = strp(a["instance"]), strp(a["protocol"])
-		for _, as := range a.list("assign") {
+		for _, as := range a.List("assign") {
 			id, v, _ := strings.Cut(as, ":")
 			if v == "BIG" {
 				v = strings.Repeat("x", 2000)
@@ -317,13 +289,13 @@ func (h *harness) run(cmd string, a args) {
 		})
 	case "heartbeat":
 		req := kmsg.NewPtrHeartbeatRequest()
-		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.int("gen", 0)), strp(a["instance"])
+		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.Int("gen", 0)), strp(a["instance"])
 		h.printf("heartbeat %s: %s", a["member"], code(m.Heartbeat(h.now, req).ErrorCode))
 	case "leave":
 		req := kmsg.NewPtrLeaveGroupRequest()
-		req.Version = int16(a.int("v", 4))
+		req.Version = int16(a.Int("v", 4))
 		req.Group, req.MemberID = a["group"], a["member"]
-		for _, s := range a.list("members") {
+		for _, s := range a.List("members") {
 			id, inst, _ := strings.Cut(s, "@")
 			req.Members = append(req.Members, kmsg.LeaveGroupRequestMember{MemberID: id, InstanceID: strp(inst)})
 		}
@@ -336,17 +308,17 @@ func (h *harness) run(cmd string, a args) {
 	case "commit":
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Version = 8
-		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.int("gen", -1)), strp(a["instance"])
+		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.Int("gen", -1)), strp(a["instance"])
 		byTopic := map[string][]kmsg.OffsetCommitRequestTopicPartition{}
 		var order []string
-		for _, s := range a.list("offsets") {
+		for _, s := range a.List("offsets") {
 			tp, off, _ := strings.Cut(s, "=")
 			t, p, _ := strings.Cut(tp, "/")
 			pn, _ := strconv.Atoi(p)
 			o, _ := strconv.ParseInt(off, 10, 64)
 			rp := kmsg.NewOffsetCommitRequestTopicPartition()
 			rp.Partition, rp.Offset = int32(pn), o
-			if n := a.int("metadata", 0); n > 0 {
+			if n := a.Int("metadata", 0); n > 0 {
 				rp.Metadata = kmsg.StringPtr(strings.Repeat("m", int(n)))
 			}
 			if _, ok := byTopic[t]; !ok {
@@ -369,7 +341,7 @@ func (h *harness) run(cmd string, a args) {
 		})
 	case "fetch":
 		var topics []kmsg.OffsetFetchRequestTopic
-		if ps := a.list("parts"); ps != nil {
+		if ps := a.List("parts"); ps != nil {
 			byT := tps(ps)
 			for _, t := range sortedKeys(byT) {
 				topics = append(topics, kmsg.OffsetFetchRequestTopic{Topic: t, Partitions: byT[t]})
@@ -394,7 +366,7 @@ func (h *harness) run(cmd string, a args) {
 	case "offset-delete":
 		req := kmsg.NewPtrOffsetDeleteRequest()
 		req.Group = a["group"]
-		byT := tps(a.list("parts"))
+		byT := tps(a.List("parts"))
 		for _, t := range sortedKeys(byT) {
 			rt := kmsg.OffsetDeleteRequestTopic{Topic: t}
 			for _, p := range byT[t] {
@@ -420,12 +392,12 @@ func (h *harness) run(cmd string, a args) {
 		h.printf("describe %s: %s state=%s type=%s protocol=%s members=[%s]", a["group"], code(d.ErrorCode), d.State, d.ProtocolType, d.Protocol, strings.Join(ms, " "))
 	case "list":
 		var gs []string
-		for _, g := range m.List(a.list("states")) {
+		for _, g := range m.List(a.List("states")) {
 			gs = append(gs, g.Group+":"+g.GroupState)
 		}
 		h.printf("list: [%s]", strings.Join(gs, " "))
 	case "delete":
-		m.Delete(h.now, a.list("groups"), func(r []kmsg.DeleteGroupsResponseGroup) {
+		m.Delete(h.now, a.List("groups"), func(r []kmsg.DeleteGroupsResponseGroup) {
 			var gs []string
 			for _, g := range r {
 				gs = append(gs, g.Group+"="+code(g.ErrorCode))
@@ -433,35 +405,29 @@ func (h *harness) run(cmd string, a args) {
 			h.printf("delete: [%s]", strings.Join(gs, " "))
 		})
 	case "tick":
-		h.now = h.now.Add(time.Duration(a.int("ms", 0)) * time.Millisecond)
+		h.now = h.now.Add(time.Duration(a.Int("ms", 0)) * time.Millisecond)
 		m.Tick(h.now)
 		if next := m.NextDeadline(); !next.IsZero() && !next.After(h.now) {
 			h.t.Errorf("after tick, NextDeadline %v is not in the future (%v)", next, h.now)
 		}
 	case "unload":
-		m.Unload(int32(a.int("p", 0)))
-	case "fail-writes":
-		h.fail = int(a.int("n", 1))
-		h.failErr = nil
-		if name := a["code"]; name != "" {
-			h.failErr = errorNamed(name)
-		}
+		m.Unload(int32(a.Int("p", 0)))
 	case "txn-commit":
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
-		req.Version = int16(a.int("v", 4))
+		req.Version = int16(a.Int("v", 4))
 		req.TransactionalID = "tx"
-		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.int("gen", -1)), strp(a["instance"])
-		req.ProducerID, req.ProducerEpoch = a.int("pid", 1), int16(a.int("epoch", 0))
+		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.Int("gen", -1)), strp(a["instance"])
+		req.ProducerID, req.ProducerEpoch = a.Int("pid", 1), int16(a.Int("epoch", 0))
 		byTopic := map[string][]kmsg.TxnOffsetCommitRequestTopicPartition{}
 		var order []string
-		for _, s := range a.list("offsets") {
+		for _, s := range a.List("offsets") {
 			tp, off, _ := strings.Cut(s, "=")
 			t, p, _ := strings.Cut(tp, "/")
 			pn, _ := strconv.Atoi(p)
 			o, _ := strconv.ParseInt(off, 10, 64)
 			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 			rp.Partition, rp.Offset, rp.LeaderEpoch = int32(pn), o, 3
-			if n := a.int("metadata", 0); n > 0 {
+			if n := a.Int("metadata", 0); n > 0 {
 				rp.Metadata = kmsg.StringPtr(strings.Repeat("m", int(n)))
 			}
 			if _, ok := byTopic[t]; !ok {
@@ -483,25 +449,16 @@ func (h *harness) run(cmd string, a args) {
 			h.printf("txn-commit %s: %s", a["group"], strings.Join(ps, " "))
 		})
 	case "marker":
-		p, pid, commit := int32(a.int("p", 0)), a.int("pid", 1), a["commit"] == "true"
+		p, pid, commit := int32(a.Int("p", 0)), a.Int("pid", 1), a["commit"] == "true"
 		h.log[p] = append(h.log[p], logEntry{pid: pid, marker: true, commit: commit})
 		m.TxnMarker(h.now, p, pid, commit)
 	case "load-start":
-		p := int32(a.int("p", 0))
+		p := int32(a.Int("p", 0))
 		h.loader = m.Load(p)
 		h.replay(h.loader, p)
 	case "load-finish":
 		h.loader.Finish(h.now)
 		h.loader = nil
-	case "hold-writes":
-		h.hold = true
-	case "release-writes":
-		h.hold = false
-		ws := h.pending
-		h.pending = nil
-		for _, w := range ws {
-			h.complete(w)
-		}
 	case "reload":
 		h.reset()
 		h.printf("reloaded %d records", func() int {
@@ -532,7 +489,7 @@ func TestScripts(t *testing.T) {
 		h := newHarness(t)
 		return func(_ string, fields []string) string {
 			h.out = &strings.Builder{}
-			h.run(fields[0], parseArgs(fields[1:]))
+			h.run(fields[0], script.ParseArgs(fields[1:]))
 			return h.out.String()
 		}
 	})

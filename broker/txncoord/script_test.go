@@ -43,9 +43,7 @@ type harness struct {
 	start   time.Time
 	out     *strings.Builder
 	log     map[int32][]Record
-	fail    int
-	hold    bool
-	pending []*Write
+	writes  script.Writes[*Write]
 	markers []Markers
 	nextPID int64
 	epoch   int32
@@ -54,6 +52,7 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	h := &harness{t: t, now: time.Unix(1_700_000_000, 0), log: map[int32][]Record{}, nextPID: 1000}
 	h.start = h.now
+	h.writes.Complete = h.complete
 	h.cfg = DefaultConfig()
 	h.cfg.StateLogPartitions = 2
 	h.reset()
@@ -131,46 +130,20 @@ func (h *harness) drain() {
 			for _, r := range w.Records {
 				h.printf("write p%d: %s", w.Partition, h.describeRecord(r))
 			}
-			if h.hold {
-				h.pending = append(h.pending, w)
-				continue
-			}
-			h.complete(w)
+			h.writes.Add(w)
 		}
 	}
 }
 
-func (h *harness) complete(w *Write) {
+func (h *harness) complete(w *Write, failed bool) {
 	var err error
-	if h.fail > 0 {
-		h.fail--
+	if failed {
 		err = fmt.Errorf("injected: %w", kerr.NotEnoughReplicas)
 		h.printf("write p%d failed", w.Partition)
 	} else {
 		h.log[w.Partition] = append(h.log[w.Partition], w.Records...)
 	}
 	w.Done(h.now, err)
-}
-
-type args map[string]string
-
-func (a args) int(k string, def int64) int64 {
-	v, ok := a[k]
-	if !ok {
-		return def
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		panic(fmt.Sprintf("argument %s=%q: %v", k, v, err))
-	}
-	return n
-}
-
-func (a args) list(k string) []string {
-	if a[k] == "" {
-		return nil
-	}
-	return strings.Split(a[k], ",")
 }
 
 func parseTPs(list []string) []TP {
@@ -185,15 +158,13 @@ func parseTPs(list []string) []TP {
 
 func (h *harness) run(pos string, fields []string) string {
 	h.out = &strings.Builder{}
-	a := args{}
-	for _, f := range fields[1:] {
-		k, v, _ := strings.Cut(f, "=")
-		a[k] = v
+	a := script.ParseArgs(fields[1:])
+	if h.writes.Command(fields[0], a) {
+		h.drain()
+		return h.out.String()
 	}
-	ms := func(k string, def time.Duration) time.Duration {
-		return time.Duration(a.int(k, def.Milliseconds())) * time.Millisecond
-	}
-	id, pid, epoch := a["id"], a.int("pid", -1), int16(a.int("epoch", -1))
+	ms := a.Ms
+	id, pid, epoch := a["id"], a.Int("pid", -1), int16(a.Int("epoch", -1))
 	switch fields[0] {
 	case "config":
 		h.cfg.MaxTimeout = ms("maxtimeout", h.cfg.MaxTimeout)
@@ -205,19 +176,19 @@ func (h *harness) run(pos string, fields []string) string {
 		}
 		h.reset()
 	case "pids":
-		h.nextPID = a.int("next", h.nextPID)
+		h.nextPID = a.Int("next", h.nextPID)
 	case "force-epoch":
 		h.m.txns[id].epoch = epoch
 	case "init":
-		h.m.InitProducerID(h.now, id, int32(a.int("timeout", 60000)), pid, epoch, func(r InitResult) {
+		h.m.InitProducerID(h.now, id, int32(a.Int("timeout", 60000)), pid, epoch, func(r InitResult) {
 			h.printf("init %s: %s pid=%d epoch=%d", id, errName(r.Err), r.ProducerID, r.Epoch)
 		})
 	case "add":
-		h.m.AddPartitions(h.now, id, pid, epoch, parseTPs(a.list("parts")), func(e *kerr.Error) {
+		h.m.AddPartitions(h.now, id, pid, epoch, parseTPs(a.List("parts")), func(e *kerr.Error) {
 			h.printf("add %s: %s", id, errName(e))
 		})
 	case "verify":
-		tps := parseTPs(a.list("parts"))
+		tps := parseTPs(a.List("parts"))
 		res, e := h.m.Verify(id, pid, epoch, tps)
 		if e != nil {
 			h.printf("verify %s: %s", id, errName(e))
@@ -248,11 +219,11 @@ func (h *harness) run(pos string, fields []string) string {
 			d.State, d.ProducerID, d.ProducerEpoch, d.TimeoutMillis, h.ms(d.StartTimestamp), topics)
 	case "list":
 		var pids []int64
-		for _, s := range a.list("pids") {
+		for _, s := range a.List("pids") {
 			n, _ := strconv.ParseInt(s, 10, 64)
 			pids = append(pids, n)
 		}
-		l, unknown, e := h.m.List(h.now, ListFilter{States: a.list("states"), ProducerIDs: pids, MinDuration: ms("duration", -time.Millisecond)})
+		l, unknown, e := h.m.List(h.now, ListFilter{States: a.List("states"), ProducerIDs: pids, MinDuration: ms("duration", -time.Millisecond)})
 		if e != nil {
 			h.printf("list: %s", errName(e))
 			break
@@ -265,21 +236,10 @@ func (h *harness) run(pos string, fields []string) string {
 	case "tick":
 		h.now = h.now.Add(ms("ms", 0))
 		h.m.Tick(h.now)
-	case "fail-writes":
-		h.fail = int(a.int("n", 1))
-	case "hold-writes":
-		h.hold = true
-	case "release-writes":
-		h.hold = false
-		p := h.pending
-		h.pending = nil
-		for _, w := range p {
-			h.complete(w)
-		}
 	case "reload":
 		h.reset()
 	case "unload":
-		h.m.Unload(int32(a.int("p", 0)))
+		h.m.Unload(int32(a.Int("p", 0)))
 	default:
 		h.t.Fatalf("%s: unknown command %q", pos, fields[0])
 	}
