@@ -475,6 +475,10 @@ func (n *Node) AdminAddr() string {
 	return n.adm.Addr()
 }
 
+// Admin is the admin HTTP listener (nil when off), for components that
+// mount their handlers on it (the web console, weir run's API).
+func (n *Node) Admin() *admin.Server { return n.adm }
+
 // RegistryAddr is the bound schema registry listener address ("" when
 // off).
 func (n *Node) RegistryAddr() string { return n.registryAddr }

@@ -18,6 +18,7 @@ import (
 	"weir/broker/node"
 	"weir/broker/sasl"
 	"weir/broker/topicconfig"
+	"weir/console"
 )
 
 type brokerFlags struct {
@@ -34,6 +35,7 @@ type brokerFlags struct {
 	shutdownGrace  time.Duration
 	registryAddr   string
 	registryConfig []string
+	console        consoleFlags
 
 	controllerAddr   string
 	controllerVoters string
@@ -119,6 +121,7 @@ is then only where a starting node looks for the quorum.`,
 		fl.StringVar(&f.controllerVoters, "controller-voters", "", "the controller quorum, NODE_ID@HOST:PORT,... (empty: a single-node cluster)")
 		fl.DurationVar(&f.sessionTimeout, "broker-session-timeout", 2*time.Second, "with --controller-voters: a broker silent this long is fenced and loses its leaderships (broker.session.timeout.ms)")
 		fl.DurationVar(&f.heartbeat, "broker-heartbeat-interval", 250*time.Millisecond, "with --controller-voters: how often this broker heartbeats to the controller (broker.heartbeat.interval.ms)")
+		addConsoleFlags(fl, &f.console)
 		_ = cmd.MarkFlagRequired("data-dir")
 		return cmd
 	})
@@ -187,6 +190,18 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 	stopStart()
 	if err != nil {
 		return err
+	}
+	if adm := n.Admin(); adm != nil {
+		con, err := startConsole(&f.console, adm, n.KafkaAddr(), n.RegistryURL(), nil, lg)
+		if err != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), f.shutdownGrace)
+			defer cancel()
+			return fmt.Errorf("%w (shutdown: %v)", err, n.Shutdown(sctx))
+		}
+		if con != nil {
+			defer con.Close()
+			lg.Info("web console", zap.String("addr", adm.Addr()), zap.String("path", console.Prefix), zap.Bool("read_only", f.console.readOnly))
+		}
 	}
 
 	sig := make(chan os.Signal, 1)

@@ -1,0 +1,206 @@
+package console
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"go.uber.org/zap"
+)
+
+// ring keeps the last len(buf) samples.
+type ring struct {
+	buf  []Point
+	next int
+	full bool
+}
+
+func newRing(n int) *ring { return &ring{buf: make([]Point, n)} }
+
+func (r *ring) add(p Point) {
+	r.buf[r.next] = p
+	r.next = (r.next + 1) % len(r.buf)
+	if r.next == 0 {
+		r.full = true
+	}
+}
+
+// points returns the samples oldest first (a copy).
+func (r *ring) points() []Point {
+	if !r.full {
+		return append([]Point(nil), r.buf[:r.next]...)
+	}
+	return append(append([]Point(nil), r.buf[r.next:]...), r.buf[:r.next]...)
+}
+
+// sampler records, every interval, each topic's summed end offsets and
+// each group's lag per topic. It runs from the first page view until
+// Close.
+type sampler struct {
+	c        *Console
+	interval time.Duration
+	size     int
+
+	once   sync.Once
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu     sync.Mutex
+	ends   map[string]*ring            // topic → summed end offsets
+	lag    map[string]map[string]*ring // group → topic → summed lag
+	last   time.Time                   // of the last complete sample
+	lastEr error
+}
+
+func newSampler(c *Console, interval time.Duration, size int) *sampler {
+	return &sampler{c: c, interval: interval, size: size, ends: map[string]*ring{}, lag: map[string]map[string]*ring{}}
+}
+
+func (s *sampler) start() {
+	s.once.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.cancel, s.done = cancel, make(chan struct{})
+		go s.run(ctx)
+	})
+}
+
+func (s *sampler) stop() {
+	s.once.Do(func() {}) // a sampler never started stays stopped
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
+}
+
+func (s *sampler) run(ctx context.Context) {
+	defer close(s.done)
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		s.sample(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sample takes one sample of every topic's end offsets and every
+// group's lag.
+func (s *sampler) sample(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.RequestTimeout)
+	defer cancel()
+	now := time.Now()
+	ends, err := s.c.adm.ListEndOffsets(ctx)
+	if err != nil {
+		s.fail(ctx, "end offsets", err)
+		return
+	}
+	sums := map[string]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			sums[o.Topic] += o.Offset
+		}
+	})
+	var lags kadm.DescribedGroupLags
+	groups, err := s.c.adm.ListGroups(ctx)
+	if err == nil && len(groups) > 0 {
+		lags, err = s.c.adm.Lag(ctx, groups.Groups()...)
+	}
+	if err != nil {
+		s.fail(ctx, "group lag", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for topic, v := range sums {
+		r := s.ends[topic]
+		if r == nil {
+			r = newRing(s.size)
+			s.ends[topic] = r
+		}
+		r.add(Point{T: now, V: float64(v)})
+	}
+	for topic := range s.ends {
+		if _, ok := sums[topic]; !ok {
+			delete(s.ends, topic) // deleted
+		}
+	}
+	if err == nil {
+		seen := map[string]bool{}
+		for g, gl := range lags {
+			if gl.FetchErr != nil || gl.DescribeErr != nil {
+				continue
+			}
+			seen[g] = true
+			byTopic := s.lag[g]
+			if byTopic == nil {
+				byTopic = map[string]*ring{}
+				s.lag[g] = byTopic
+			}
+			for topic, tl := range gl.Lag.TotalByTopic() {
+				r := byTopic[topic]
+				if r == nil {
+					r = newRing(s.size)
+					byTopic[topic] = r
+				}
+				r.add(Point{T: now, V: float64(tl.Lag)})
+			}
+		}
+		for g := range s.lag {
+			if !seen[g] {
+				delete(s.lag, g)
+			}
+		}
+		s.last, s.lastEr = now, nil
+	}
+}
+
+func (s *sampler) fail(ctx context.Context, what string, err error) {
+	if ctx.Err() != nil && context.Cause(ctx) == context.Canceled {
+		return
+	}
+	s.c.lg.Debug("console: sampling failed", zap.String("what", what), zap.Error(err))
+	s.mu.Lock()
+	s.lastEr = err
+	s.mu.Unlock()
+}
+
+// throughput is topic's rate of appended records (records/s) between
+// samples.
+func (s *sampler) throughput(topic string) Series {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Series{Name: topic}
+	r := s.ends[topic]
+	if r == nil {
+		return out
+	}
+	pts := r.points()
+	for i := 1; i < len(pts); i++ {
+		dt := pts[i].T.Sub(pts[i-1].T).Seconds()
+		if dt <= 0 {
+			continue
+		}
+		dv := pts[i].V - pts[i-1].V
+		if dv < 0 {
+			dv = 0 // the topic was recreated
+		}
+		out.Points = append(out.Points, Point{T: pts[i].T, V: dv / dt})
+	}
+	return out
+}
+
+// groupLag is the group's lag history, one series per topic.
+func (s *sampler) groupLag(group string) []Series {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Series
+	for topic, r := range s.lag[group] {
+		out = append(out, Series{Name: topic, Points: r.points()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

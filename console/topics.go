@@ -1,0 +1,203 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+type topicsData struct {
+	Topics   []topicRow
+	Internal bool // internal topics shown
+}
+
+type topicRow struct {
+	Name        string
+	Partitions  int
+	Replication int
+	Records     int64 // end - start, summed
+	Size        int64
+	Internal    bool
+	Err         string
+}
+
+// topicsPage lists the topics with their partitions, records and size.
+func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := c.ctx(r)
+	defer cancel()
+	showInternal := r.URL.Query().Get("internal") == "1"
+	d := topicsData{Internal: showInternal}
+	td, err := c.adm.ListTopicsWithInternal(ctx)
+	if err != nil {
+		c.render(w, r, "topics", "Topics", d, err)
+		return
+	}
+	var names []string
+	for _, t := range td {
+		if t.IsInternal && !showInternal {
+			continue
+		}
+		names = append(names, t.Topic)
+	}
+	starts, errS := c.adm.ListStartOffsets(ctx, names...)
+	ends, errE := c.adm.ListEndOffsets(ctx, names...)
+	sizes, errD := c.adm.DescribeAllLogDirs(ctx, nil)
+	size := map[string]int64{}
+	if errD == nil {
+		sizes.Each(func(d kadm.DescribedLogDir) {
+			for t, ps := range d.Topics {
+				for _, p := range ps {
+					size[t] += p.Size
+				}
+			}
+		})
+	}
+	for _, name := range names {
+		t := td[name]
+		row := topicRow{Name: name, Partitions: len(t.Partitions), Internal: t.IsInternal, Size: size[name]}
+		for _, p := range t.Partitions {
+			row.Replication = max(row.Replication, len(p.Replicas))
+			if errS == nil && errE == nil {
+				s, ok1 := starts.Lookup(name, p.Partition)
+				e, ok2 := ends.Lookup(name, p.Partition)
+				if ok1 && ok2 && s.Err == nil && e.Err == nil {
+					row.Records += e.Offset - s.Offset
+				}
+			}
+		}
+		if t.Err != nil {
+			row.Err = t.Err.Error()
+		}
+		d.Topics = append(d.Topics, row)
+	}
+	sort.Slice(d.Topics, func(i, j int) bool { return d.Topics[i].Name < d.Topics[j].Name })
+	c.render(w, r, "topics", "Topics", d, errors.Join(errS, errE, errD))
+}
+
+type topicData struct {
+	Name       string
+	Internal   bool
+	Partitions []topicPartition
+	Configs    []configRow
+	Records    int64
+	Size       int64
+	Throughput template.HTML // the chart
+}
+
+type topicPartition struct {
+	partitionRow
+	Start, End int64
+	Size       int64
+}
+
+type configRow struct {
+	Name, Value, Source string
+	Sensitive           bool
+	Default             bool
+}
+
+// topicPage: a topic's configs, partitions with offsets and sizes, and
+// its throughput history.
+func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
+	topic := r.PathValue("topic")
+	ctx, cancel := c.ctx(r)
+	defer cancel()
+	md, err := c.adm.Metadata(ctx, topic)
+	if err != nil {
+		c.render(w, r, "topic", "Topic "+topic, nil, err)
+		return
+	}
+	t, ok := md.Topics[topic]
+	if !ok || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
+		c.notFound(w, r, "Topic "+topic, fmt.Sprintf("topic %q does not exist (deleted, or never created)", topic))
+		return
+	}
+	d := topicData{Name: topic, Internal: t.IsInternal}
+	var errs []error
+	if t.Err != nil {
+		errs = append(errs, fmt.Errorf("topic %s: %w", topic, t.Err))
+	}
+	starts, errS := c.adm.ListStartOffsets(ctx, topic)
+	ends, errE := c.adm.ListEndOffsets(ctx, topic)
+	dirs, errD := c.adm.DescribeAllLogDirs(ctx, kadm.TopicsSet{topic: {}})
+	errs = append(errs, errS, errE, errD)
+	for _, p := range t.Partitions.Sorted() {
+		tp := topicPartition{partitionRow: rowOf(p)}
+		if s, ok := starts.Lookup(topic, p.Partition); ok && s.Err == nil {
+			tp.Start = s.Offset
+		}
+		if e, ok := ends.Lookup(topic, p.Partition); ok && e.Err == nil {
+			tp.End = e.Offset
+		}
+		if errD == nil {
+			// The leader's copy: every replica holds the same records.
+			if bd, ok := dirs[p.Leader]; ok {
+				if dp, ok := bd.LookupPartition(topic, p.Partition); ok {
+					tp.Size = dp.Size
+				}
+			}
+		}
+		d.Records += tp.End - tp.Start
+		d.Size += tp.Size
+		d.Partitions = append(d.Partitions, tp)
+	}
+	rcs, err := c.adm.DescribeTopicConfigs(ctx, topic)
+	if err == nil {
+		var rc kadm.ResourceConfig
+		rc, err = rcs.On(topic, nil)
+		if err == nil && rc.Err != nil {
+			err = rc.Err
+		}
+		for _, cf := range rc.Configs {
+			row := configRow{Name: cf.Key, Source: strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(cf.Source.String(), "CONFIG_SOURCE_"), "_CONFIG")),
+				Sensitive: cf.Sensitive, Default: cf.Source.String() == "DEFAULT_CONFIG"}
+			if cf.Value != nil {
+				row.Value = *cf.Value
+			}
+			d.Configs = append(d.Configs, row)
+		}
+		sort.Slice(d.Configs, func(i, j int) bool { return d.Configs[i].Name < d.Configs[j].Name })
+	}
+	errs = append(errs, err)
+	d.Throughput = Chart{Title: "Throughput of " + topic, Unit: "records/s",
+		Series: []Series{c.hist.throughput(topic)},
+		Empty:  fmt.Sprintf("No rate yet: the end offsets are sampled every %s; the chart needs two samples.", c.cfg.SampleInterval)}.SVG()
+	c.render(w, r, "topic", "Topic "+topic, d, errors.Join(errs...))
+}
+
+// createTopic: POST /console/topics (name, partitions, replication).
+func (c *Console) createTopic(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimSpace(r.FormValue("name"))
+	parts, err1 := strconv.ParseInt(r.FormValue("partitions"), 10, 32)
+	repl, err2 := strconv.ParseInt(r.FormValue("replication"), 10, 16)
+	switch {
+	case name == "":
+		c.badRequest(w, r, "Create topic", "a topic needs a name")
+		return
+	case err1 != nil || parts < 1:
+		c.badRequest(w, r, "Create topic", fmt.Sprintf("partitions %q: want a whole number from 1", r.FormValue("partitions")))
+		return
+	case err2 != nil || repl < 1:
+		c.badRequest(w, r, "Create topic", fmt.Sprintf("replication %q: want a whole number from 1", r.FormValue("replication")))
+		return
+	}
+	ctx, cancel := c.ctx(r)
+	defer cancel()
+	resp, err := c.adm.CreateTopic(ctx, int32(parts), int16(repl), nil, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		c.render(w, r, "message", "Create topic", nil, fmt.Errorf("creating topic %s: %w", name, err))
+		return
+	}
+	http.Redirect(w, r, "/console/topics/"+url.PathEscape(name), http.StatusSeeOther)
+}
