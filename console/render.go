@@ -31,13 +31,13 @@ type navItem struct {
 }
 
 var funcs = template.FuncMap{
-	"bytes":   fmtBytes,
-	"int":     func(v int64) string { return fmtInt(v) },
-	"time":    func(t time.Time) string { return fmtTime(t) },
-	"ms":      func(ms int64) string { return fmtTime(time.UnixMilli(ms)) },
-	"esc":     url.PathEscape,
-	"query":   url.QueryEscape,
-	"join":    func(s []int32) string { return joinInt32(s) },
+	"bytes": fmtBytes,
+	"int":   func(v int64) string { return fmtInt(v) },
+	"time":  func(t time.Time) string { return fmtTime(t) },
+	"ms":    func(ms int64) string { return fmtTime(time.UnixMilli(ms)) },
+	"esc":   url.PathEscape,
+	"query": url.QueryEscape,
+	"join":  func(s []int32) string { return joinInt32(s) },
 	"contains": func(s []int32, v int32) bool {
 		for _, x := range s {
 			if x == v {
