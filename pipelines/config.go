@@ -29,6 +29,8 @@ type Config struct {
 	Vars map[string]cty.Value
 	// Graph is the wiring of sources, topics, streams and sinks.
 	Graph *Graph
+	// Tests are the test blocks (Options.Tests; testblocks.go).
+	Tests []*Test
 }
 
 // Broker is the broker block: an embedded broker's settings, or the

@@ -140,6 +140,26 @@
 // step kind is one file: a type implementing Step, and its registration
 // (TestRegisteredStepKind declares one outside the package).
 //
+// # Test blocks
+//
+// test "<name>" blocks (testblocks.go) are unit tests of transforms, as
+// Vector's and Logstash's pipeline tests: target = source.<name>,
+// stream.<name> (stateless) or transform.<name>, input blocks (value as
+// a string or an object, key, headers, timestamp, topic) and either
+// output blocks (value exact, fields subset, key, topic, timestamp,
+// headers, condition expressions over record, dead_letter and error),
+// matched in order with the records that come out, or no_output = true.
+// They are read only with Options.Tests (weir test, weir validate);
+// weir run skips them. RunTests (testrun.go) runs them without a broker
+// through the runner's own pieces: a transformer with the declared
+// topics' encoders (Avro schemas under local ids), a transformSource
+// over the inputs for a source, a streamSink writing into a collector
+// (its transactional producer and sink context) for a stream; a
+// source's inputs are its events (a string: the message field, as the
+// file source hands its lines), a stream's are encoded as its from
+// topic stores values. testcheck.go reports each difference at the
+// file:line:col of the expectation that failed.
+//
 // # Files
 //
 //	load.go, blocks.go, vars.go  parsing, topics, broker, variables, locals
@@ -155,4 +175,6 @@
 //	runner.go, tasks.go          Runner: topics, sources, sinks, stateless streams
 //	streamapp.go                 aggregating streams on package streams
 //	eos.go                       exactly_once of streams and kafka sinks
+//	testblocks.go, testrun.go,   test blocks: decoding, running, checking
+//	testcheck.go
 package pipelines

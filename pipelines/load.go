@@ -36,6 +36,9 @@ type Options struct {
 	// Brokers are given to kinds that declare a "brokers" setting the
 	// block leaves unset (empty: a placeholder address).
 	Brokers []string
+	// Tests decodes and checks test blocks into Config.Tests (weir test,
+	// weir validate); unset, they are skipped (weir run).
+	Tests bool
 }
 
 // PlaceholderRegistryURL stands in for the schema registry URL while
@@ -148,6 +151,7 @@ var topSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: "source", LabelNames: []string{"kind", "name"}},
 	{Type: "stream", LabelNames: []string{"name"}},
 	{Type: "sink", LabelNames: []string{"kind", "name"}},
+	{Type: testBlock, LabelNames: []string{"name"}},
 }}
 
 type loader struct {
@@ -255,6 +259,9 @@ func (l *loader) load(contents []*hcl.BodyContent) hcl.Diagnostics {
 		if s != nil {
 			l.cfg.Sinks = append(l.cfg.Sinks, s)
 		}
+	}
+	if l.opts.Tests {
+		diags = append(diags, l.decodeTests(byType[testBlock])...)
 	}
 	g, d := buildGraph(l.cfg, l.edges)
 	diags = append(diags, d...)

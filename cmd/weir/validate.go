@@ -79,7 +79,9 @@ against each connector kind's declared spec. No broker is needed.`,
 			Example: `  weir validate examples/quickstart
   weir validate pipeline.hcl -var env=prod`,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				cfg, err := loadPipelines(cmd.ErrOrStderr(), args, pf.options())
+				opts := pf.options()
+				opts.Tests = true // test blocks are checked too (weir test runs them)
+				cfg, err := loadPipelines(cmd.ErrOrStderr(), args, opts)
 				if err != nil {
 					return err
 				}
