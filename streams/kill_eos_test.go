@@ -90,6 +90,90 @@ func startEOSBroker(t *testing.T) (killBroker, string) {
 	return &peerBroker{t: t, addr: k.Plaintext}, k.Plaintext
 }
 
+// guarantee is a crash test's processing guarantee: at least once (the
+// default) or exactly once (Config.ExactlyOnce: its topics and
+// application ids are prefixed "x", apart from the others' on a shared
+// broker, and it runs on startEOSBroker's broker).
+type guarantee struct{ exactlyOnce bool }
+
+var (
+	atLeastOnce = guarantee{}
+	exactlyOnce = guarantee{exactlyOnce: true}
+)
+
+// name is a topic, topology or application id name under g.
+func (g guarantee) name(s string) string {
+	if g.exactlyOnce {
+		return "x" + s
+	}
+	return s
+}
+
+// startBroker starts the broker of a crash test under g and returns it
+// and its address.
+func (g guarantee) startBroker(t *testing.T) (killBroker, string) {
+	if g.exactlyOnce {
+		return startEOSBroker(t)
+	}
+	b := testbroker.Start(t)
+	return b, b.Addr
+}
+
+// countKillRun sets up the crash scenario of the "count" topology under
+// g: a broker, its events and counts topics of parts partitions, n
+// records over keys keys (seed), three instances of application app
+// (g.name'd) fed steadily. It returns the run (not started: the caller
+// may set more on it), the broker's address and each key's count.
+func countKillRun(t *testing.T, g guarantee, app string, n, keys int, parts int32, seed uint64) (*killRun, string, map[string]int64) {
+	t.Helper()
+	b, addr := g.startBroker(t)
+	b.CreateTopic(g.name("events"), parts, nil)
+	b.CreateTopic(g.name("counts"), parts, nil)
+	recs, want := countInput(g.name("events"), n, keys, seed)
+	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: g.name("events"),
+		cc: killChildConfig{Broker: addr, AppID: g.name(app), Topology: g.name("count"), CommitInterval: 200 * time.Millisecond,
+			ExactlyOnce: g.exactlyOnce},
+		storeTask: func(string) bool { return true },
+		recs:      recs, instances: 3, steady: true}
+	return r, addr, want
+}
+
+// groupByKillRun sets up the crash scenario of the "groupby" topology
+// under g: a broker, its gevents and gcounts topics of parts partitions,
+// n records over keys keys (seed), two instances of the application
+// g.name("wg"). It returns the run (not started), the broker's address,
+// each key's count and the repartition topic.
+func groupByKillRun(t *testing.T, g guarantee, n, keys int, parts int32, seed uint64) (*killRun, string, map[string]int64, string) {
+	t.Helper()
+	b, addr := g.startBroker(t)
+	b.CreateTopic(g.name("gevents"), parts, nil)
+	b.CreateTopic(g.name("gcounts"), parts, nil)
+	recs, want := groupByInput(g.name("gevents"), n, keys, seed)
+	app := g.name("wg")
+	repart := app + "-gcounts-repartition"
+	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: g.name("gevents"), internal: []string{repart},
+		cc: killChildConfig{Broker: addr, AppID: app, Topology: g.name("groupby"), CommitInterval: 200 * time.Millisecond,
+			ExactlyOnce: g.exactlyOnce},
+		storeTask: func(id string) bool { return strings.HasPrefix(id, repart+"-") },
+		recs:      recs, instances: 2}
+	return r, addr, want, repart
+}
+
+// copiesOf counts each of the n input records' copies in recs, records
+// of the repartition topic repart.
+func copiesOf(t *testing.T, recs []*kgo.Record, n int, repart string) []int {
+	t.Helper()
+	copies := make([]int, n)
+	for _, rec := range recs {
+		i, ok := seqOf(rec.Value, n)
+		if !ok {
+			t.Fatalf("%s: unexpected value %q", repart, rec.Value)
+		}
+		copies[i]++
+	}
+	return copies
+}
+
 // groupCaughtUpTxn is groupCaughtUp for an exactly-once group: topic has
 // no open transaction and the group committed its end. A topic written
 // only in transactions (txnal) ends with transaction markers, which a
@@ -293,18 +377,10 @@ func TestCountExactlyOnceAcrossKill(t *testing.T) {
 		parts = 6
 	)
 	start := time.Now()
-	b, addr := startEOSBroker(t)
-	b.CreateTopic("xevents", parts, nil)
-	b.CreateTopic("xcounts", parts, nil)
-	recs, want := countInput("xevents", n, keys, 9)
-	cl := b.Client()
-	r := &killRun{t: t, b: b, adm: kadm.NewClient(cl), input: "xevents",
-		cc:        killChildConfig{Broker: addr, AppID: "xwc", Topology: "xcount", CommitInterval: 200 * time.Millisecond, ExactlyOnce: true},
-		storeTask: func(string) bool { return true },
-		recs:      recs, instances: 3, steady: true}
+	r, addr, want := countKillRun(t, exactlyOnce, "wc", n, keys, parts, 9)
 	r.run()
 
-	r.checkRestores(phase3Counts(recs))
+	r.checkRestores(phase3Counts(r.recs))
 
 	committed := readCommitted(t, addr, "xcounts")
 	checkUpdatesOnce(t, committed, want)
@@ -328,14 +404,8 @@ func TestCountExactlyOnceZombie(t *testing.T) {
 		keys  = 5_000
 		parts = 6
 	)
-	b, addr := startEOSBroker(t)
-	b.CreateTopic("xevents", parts, nil)
-	b.CreateTopic("xcounts", parts, nil)
-	recs, want := countInput("xevents", n, keys, 13)
-	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "xevents",
-		cc:        killChildConfig{Broker: addr, AppID: "xwz", Topology: "xcount", CommitInterval: 200 * time.Millisecond, ExactlyOnce: true},
-		storeTask: func(string) bool { return true },
-		recs:      recs, instances: 3, steady: true, zombie: true}
+	r, addr, want := countKillRun(t, exactlyOnce, "wz", n, keys, parts, 13)
+	r.zombie = true
 	r.run()
 	checkUpdatesOnce(t, readCommitted(t, addr, "xcounts"), want)
 }
@@ -356,30 +426,13 @@ func TestGroupByCountExactlyOnceAcrossKill(t *testing.T) {
 		parts = 4
 	)
 	start := time.Now()
-	b, addr := startEOSBroker(t)
-	b.CreateTopic("xgevents", parts, nil)
-	b.CreateTopic("xgcounts", parts, nil)
-	recs, want := groupByInput("xgevents", n, keys, 11)
-	const app = "xwg"
-	repart := app + "-gcounts-repartition"
-	isRepart := func(id string) bool { return strings.HasPrefix(id, repart+"-") }
-	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "xgevents", internal: []string{repart},
-		cc:        killChildConfig{Broker: addr, AppID: app, Topology: "xgroupby", CommitInterval: 200 * time.Millisecond, ExactlyOnce: true},
-		storeTask: isRepart,
-		recs:      recs, instances: 2}
+	r, addr, want, repart := groupByKillRun(t, exactlyOnce, n, keys, parts, 11)
 	r.run()
 
+	recs := r.recs
 	r.checkRestores(phase3Counts(recs))
 
-	copies := make([]int, n)
-	rc := readCommitted(t, addr, repart)
-	for _, rec := range rc {
-		i, ok := seqOf(rec.Value, n)
-		if !ok {
-			t.Fatalf("%s: unexpected value %q", repart, rec.Value)
-		}
-		copies[i]++
-	}
+	copies := copiesOf(t, readCommitted(t, addr, repart), n, repart)
 	var bad int
 	for i, c := range copies {
 		if c != 1 {

@@ -961,22 +961,15 @@ func TestCountExactAcrossKillAndScaleOut(t *testing.T) {
 		parts = 6
 	)
 	start := time.Now()
-	b := testbroker.Start(t)
-	b.CreateTopic("events", parts, nil)
-	b.CreateTopic("counts", parts, nil)
-	recs, want := countInput("events", n, keys, 5)
-	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "events",
-		cc:        killChildConfig{Broker: b.Addr, AppID: "wc", Topology: "count", CommitInterval: 200 * time.Millisecond},
-		storeTask: func(string) bool { return true },
-		recs:      recs, instances: 3, steady: true}
+	r, _, want := countKillRun(t, atLeastOnce, "wc", n, keys, parts, 5)
 	r.run()
 
-	r.checkRestores(phase3Counts(recs))
+	r.checkRestores(phase3Counts(r.recs))
 
 	var updates int
 	maxSeen := map[string]int64{}
 	got := map[string]int64{}
-	for _, rec := range b.ReadAll("counts") {
+	for _, rec := range r.b.ReadAll("counts") {
 		v, err := Int64().Decode(rec.Value)
 		if err != nil {
 			t.Fatalf("counts: %v", err)
@@ -1057,42 +1050,23 @@ func groupByCountAcrossKill(t *testing.T) (proved bool) {
 		parts = 4
 	)
 	start := time.Now()
-	b := testbroker.Start(t)
-	b.CreateTopic("gevents", parts, nil)
-	b.CreateTopic("gcounts", parts, nil)
-	recs, want := groupByInput("gevents", n, keys, 7)
-	const app = "wg"
-	repart := app + "-gcounts-repartition"
-	isRepart := func(id string) bool { return strings.HasPrefix(id, repart+"-") }
-	// copiesOf counts each input record's copies in the repartition topic.
-	copiesOf := func() []int {
-		copies := make([]int, n)
-		for _, rec := range b.ReadAll(repart) {
-			i, ok := seqOf(rec.Value, n)
-			if !ok {
-				t.Fatalf("%s: unexpected value %q", repart, rec.Value)
-			}
-			copies[i]++
-		}
-		return copies
-	}
+	r, _, want, repart := groupByKillRun(t, atLeastOnce, n, keys, parts, 7)
+	b, recs, isRepart := r.b, r.recs, r.storeTask
+	// copies counts each input record's copies in the repartition topic.
+	copies := func() []int { return copiesOf(t, b.ReadAll(repart), n, repart) }
 	extra := func(copies []int) (e int64) {
 		for _, c := range copies {
 			e += int64(max(c-1, 0))
 		}
 		return e
 	}
-	r := &killRun{t: t, b: b, adm: kadm.NewClient(b.Client()), input: "gevents", internal: []string{repart},
-		cc:        killChildConfig{Broker: b.Addr, AppID: app, Topology: "groupby", CommitInterval: 200 * time.Millisecond},
-		storeTask: isRepart,
-		recs:      recs, instances: 2}
 	var takeoverExtra, takeoverSkips int64
 	r.afterTakeover = func() {
 		// The replays are done (the group committed the end of both
 		// topics): every copy is in the repartition topic and was read
 		// by a survivor's count task since the kill (their task history
 		// starts at the kill; no duplicate exists before it).
-		takeoverExtra = extra(copiesOf())
+		takeoverExtra = extra(copies())
 		testbroker.CheckFor(t, 30*time.Second, func() error {
 			takeoverSkips = 0
 			for _, p := range r.survive {
@@ -1113,7 +1087,6 @@ func groupByCountAcrossKill(t *testing.T) (proved bool) {
 
 	r.checkRestores(phase3Counts(recs))
 
-	copies := copiesOf()
 	victimOwned := map[int32]bool{}
 	for _, id := range r.vicTasks {
 		if pid, ok := strings.CutPrefix(id, "gevents-"); ok {
@@ -1124,7 +1097,7 @@ func groupByCountAcrossKill(t *testing.T) (proved bool) {
 	}
 	var ndup int
 	var bad int
-	for i, c := range copies {
+	for i, c := range copies() {
 		rec := recs[i]
 		switch {
 		case c == 0:
