@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -101,7 +102,7 @@ func topicCode[R any](get func(*R) int16) func(kmsg.Response) int16 {
 }
 
 func authzCases() []authzCase {
-	return []authzCase{
+	return append([]authzCase{
 		{name: "Produce", setup: withTopic, grant: topicACL(acl.OpWrite),
 			req:  func(res string) kmsg.Request { return produceReq(9, res, buildBatch([][]byte{[]byte("v")}, 0, 1)) },
 			code: produceCode,
@@ -162,7 +163,7 @@ func authzCases() []authzCase {
 			ok:   kerr.TopicAuthorizationFailed.Code, denied: kerr.GroupAuthorizationFailed.Code},
 		{name: "OffsetFetch", setup: withCommit, grant: both(groupACL(acl.OpDescribe), topicACL(acl.OpDescribe)),
 			req:  offsetFetchReq,
-			code: topicCode(func(r *kmsg.OffsetFetchResponse) int16 { return r.ErrorCode }),
+			code: errorCode,
 			ok:   0, denied: kerr.GroupAuthorizationFailed.Code},
 		{name: "OffsetFetch/group only", setup: withCommit, grant: groupACL(acl.OpDescribe),
 			req: offsetFetchReq,
@@ -175,14 +176,14 @@ func authzCases() []authzCase {
 			ok: kerr.TopicAuthorizationFailed.Code, denied: kerr.GroupAuthorizationFailed.Code},
 		{name: "FindCoordinator/group", grant: groupACL(acl.OpDescribe),
 			req:  findCoordinatorReq(0),
-			code: findCoordinatorCode,
+			code: errorCode,
 			ok:   0, denied: kerr.GroupAuthorizationFailed.Code},
 		{name: "FindCoordinator/transaction",
 			grant: func(p, res string) []acl.Binding {
 				return []acl.Binding{rule(p, acl.OpDescribe, acl.ResourceTransactionalID, res, acl.PatternLiteral)}
 			},
 			req:  findCoordinatorReq(1),
-			code: findCoordinatorCode,
+			code: errorCode,
 			ok:   0, denied: kerr.TransactionalIDAuthorizationFailed.Code},
 		{name: "JoinGroup", grant: groupACL(acl.OpRead),
 			req: func(res string) kmsg.Request {
@@ -193,7 +194,7 @@ func authzCases() []authzCase {
 				req.Protocols = append(req.Protocols, p)
 				return req
 			},
-			code: topicCode(func(r *kmsg.JoinGroupResponse) int16 { return r.ErrorCode }),
+			code: errorCode,
 			// v4+: the first join is asked to come back with its member id.
 			ok: kerr.MemberIDRequired.Code, denied: kerr.GroupAuthorizationFailed.Code},
 		{name: "Heartbeat", grant: groupACL(acl.OpRead),
@@ -202,7 +203,7 @@ func authzCases() []authzCase {
 				req.Version, req.Group, req.MemberID, req.Generation = 4, res, "m", 1
 				return req
 			},
-			code: topicCode(func(r *kmsg.HeartbeatResponse) int16 { return r.ErrorCode }),
+			code: errorCode,
 			ok:   kerr.UnknownMemberID.Code, denied: kerr.GroupAuthorizationFailed.Code},
 		{name: "SyncGroup", grant: groupACL(acl.OpRead),
 			req: func(res string) kmsg.Request {
@@ -211,7 +212,7 @@ func authzCases() []authzCase {
 				req.ProtocolType, req.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
 				return req
 			},
-			code: topicCode(func(r *kmsg.SyncGroupResponse) int16 { return r.ErrorCode }),
+			code: errorCode,
 			ok:   kerr.UnknownMemberID.Code, denied: kerr.GroupAuthorizationFailed.Code},
 		{name: "LeaveGroup", grant: groupACL(acl.OpRead),
 			req: func(res string) kmsg.Request {
@@ -297,18 +298,18 @@ func authzCases() []authzCase {
 			ok:   0, denied: kerr.TopicAuthorizationFailed.Code},
 		{name: "InitProducerId/idempotent", grant: clusterACL(acl.OpIdempotentWrite),
 			req:  initPIDReq(false),
-			code: initPIDCode,
+			code: errorCode,
 			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "InitProducerId/WRITE on a topic", grant: topicACL(acl.OpWrite),
 			req:  initPIDReq(false),
-			code: initPIDCode,
+			code: errorCode,
 			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "InitProducerId/transactional",
 			grant: func(p, res string) []acl.Binding {
 				return []acl.Binding{rule(p, acl.OpWrite, acl.ResourceTransactionalID, res, acl.PatternLiteral)}
 			},
 			req:  initPIDReq(true),
-			code: initPIDCode,
+			code: errorCode,
 			ok:   0, denied: kerr.TransactionalIDAuthorizationFailed.Code},
 		{name: "OffsetForLeaderEpoch", setup: withTopic, grant: topicACL(acl.OpDescribe),
 			req: func(res string) kmsg.Request {
@@ -394,20 +395,6 @@ func authzCases() []authzCase {
 			code: topicCode(func(r *kmsg.AlterPartitionAssignmentsResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode }),
 			// One broker: the partition is on it already.
 			ok: 0, denied: kerr.ClusterAuthorizationFailed.Code},
-		{name: "ListPartitionReassignments", grant: clusterACL(acl.OpDescribe),
-			req: func(res string) kmsg.Request {
-				return kmsg.NewPtrListPartitionReassignmentsRequest()
-			},
-			code: topicCode(func(r *kmsg.ListPartitionReassignmentsResponse) int16 { return r.ErrorCode }),
-			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
-		{name: "DescribeLogDirs", grant: clusterACL(acl.OpDescribe),
-			req: func(res string) kmsg.Request {
-				req := kmsg.NewPtrDescribeLogDirsRequest()
-				req.Version = 4
-				return req
-			},
-			code: topicCode(func(r *kmsg.DescribeLogDirsResponse) int16 { return r.ErrorCode }),
-			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "DescribeQuorum", grant: clusterACL(acl.OpDescribe),
 			req: func(res string) kmsg.Request {
 				req := kmsg.NewPtrDescribeQuorumRequest()
@@ -425,50 +412,6 @@ func authzCases() []authzCase {
 				return r.Topics[0].Partitions[0].ErrorCode
 			}),
 			ok: 0, denied: kerr.ClusterAuthorizationFailed.Code},
-		// One broker is its own controller: a static quorum of one.
-		{name: "AddRaftVoter", grant: clusterACL(acl.OpAlter),
-			req: func(res string) kmsg.Request {
-				req := kmsg.NewPtrAddRaftVoterRequest()
-				req.VoterID, req.TimeoutMillis = 7, 1000
-				return req
-			},
-			code: topicCode(func(r *kmsg.AddRaftVoterResponse) int16 { return r.ErrorCode }),
-			ok:   kerr.UnsupportedVersion.Code, denied: kerr.ClusterAuthorizationFailed.Code},
-		{name: "RemoveRaftVoter", grant: clusterACL(acl.OpAlter),
-			req: func(res string) kmsg.Request {
-				req := kmsg.NewPtrRemoveRaftVoterRequest()
-				req.VoterID = 7
-				return req
-			},
-			code: topicCode(func(r *kmsg.RemoveRaftVoterResponse) int16 { return r.ErrorCode }),
-			ok:   kerr.UnsupportedVersion.Code, denied: kerr.ClusterAuthorizationFailed.Code},
-		{name: "UnregisterBroker", grant: clusterACL(acl.OpAlter),
-			req: func(res string) kmsg.Request {
-				req := kmsg.NewPtrUnregisterBrokerRequest()
-				req.BrokerID = 7
-				return req
-			},
-			code: topicCode(func(r *kmsg.UnregisterBrokerResponse) int16 { return r.ErrorCode }),
-			ok:   kerr.UnsupportedVersion.Code, denied: kerr.ClusterAuthorizationFailed.Code},
-		{name: "UpdateFeatures", grant: clusterACL(acl.OpAlter),
-			req: func(res string) kmsg.Request {
-				req := kmsg.NewPtrUpdateFeaturesRequest()
-				req.Version = 2
-				u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
-				u.Feature, u.MaxVersionLevel, u.UpgradeType = "transaction.version", 1, 1
-				req.FeatureUpdates = append(req.FeatureUpdates, u)
-				return req
-			},
-			code: topicCode(func(r *kmsg.UpdateFeaturesResponse) int16 { return r.ErrorCode }),
-			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
-		{name: "DescribeClientQuotas", grant: clusterACL(acl.OpDescribeConfigs),
-			req: func(res string) kmsg.Request {
-				req := kmsg.NewPtrDescribeClientQuotasRequest()
-				req.Version = 1
-				return req
-			},
-			code: topicCode(func(r *kmsg.DescribeClientQuotasResponse) int16 { return r.ErrorCode }),
-			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "AlterClientQuotas", grant: clusterACL(acl.OpAlterConfigs),
 			req: func(res string) kmsg.Request {
 				req := kmsg.NewPtrAlterClientQuotasRequest()
@@ -484,13 +427,6 @@ func authzCases() []authzCase {
 				return req
 			},
 			code: topicCode(func(r *kmsg.AlterClientQuotasResponse) int16 { return r.Entries[0].ErrorCode }),
-			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
-		{name: "DescribeUserScramCredentials", grant: clusterACL(acl.OpDescribe),
-			req: func(res string) kmsg.Request {
-				req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
-				return req
-			},
-			code: topicCode(func(r *kmsg.DescribeUserSCRAMCredentialsResponse) int16 { return r.ErrorCode }),
 			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "AlterUserScramCredentials", grant: clusterACL(acl.OpAlter),
 			req: func(res string) kmsg.Request {
@@ -515,16 +451,6 @@ func authzCases() []authzCase {
 			},
 			code: topicCode(func(r *kmsg.CreateACLsResponse) int16 { return r.Results[0].ErrorCode }),
 			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
-		{name: "DescribeAcls", grant: clusterACL(acl.OpDescribe),
-			req: func(res string) kmsg.Request {
-				req := kmsg.NewPtrDescribeACLsRequest()
-				req.Version = 3
-				req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
-				req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
-				return req
-			},
-			code: topicCode(func(r *kmsg.DescribeACLsResponse) int16 { return r.ErrorCode }),
-			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
 		{name: "DeleteAcls", grant: clusterACL(acl.OpAlter),
 			req: func(res string) kmsg.Request {
 				req := kmsg.NewPtrDeleteACLsRequest()
@@ -537,7 +463,61 @@ func authzCases() []authzCase {
 			},
 			code: topicCode(func(r *kmsg.DeleteACLsResponse) int16 { return r.Results[0].ErrorCode }),
 			ok:   0, denied: kerr.ClusterAuthorizationFailed.Code},
+	}, clusterRows()...)
+}
+
+// clusterRows are the rows of the requests about the cluster whose
+// answer carries one top-level error code: allowed by op on the cluster
+// (answered ok), denied with CLUSTER_AUTHORIZATION_FAILED, each named
+// after its request. Another such request is one more line here.
+func clusterRows() []authzCase {
+	unsupported := kerr.UnsupportedVersion.Code
+	var rows []authzCase
+	for _, r := range []struct {
+		op  acl.Operation
+		req func(res string) kmsg.Request
+		ok  int16
+	}{
+		{acl.OpDescribe, build(kmsg.NewPtrListPartitionReassignmentsRequest, 0, nil), 0},
+		{acl.OpDescribe, build(kmsg.NewPtrDescribeLogDirsRequest, 4, nil), 0},
+		// One broker is its own controller: a static quorum of one.
+		{acl.OpAlter, build(kmsg.NewPtrAddRaftVoterRequest, 0, func(r *kmsg.AddRaftVoterRequest, _ string) { r.VoterID, r.TimeoutMillis = 7, 1000 }), unsupported},
+		{acl.OpAlter, build(kmsg.NewPtrRemoveRaftVoterRequest, 0, func(r *kmsg.RemoveRaftVoterRequest, _ string) { r.VoterID = 7 }), unsupported},
+		{acl.OpAlter, build(kmsg.NewPtrUnregisterBrokerRequest, 0, func(r *kmsg.UnregisterBrokerRequest, _ string) { r.BrokerID = 7 }), unsupported},
+		{acl.OpAlter, build(kmsg.NewPtrUpdateFeaturesRequest, 2, func(r *kmsg.UpdateFeaturesRequest, _ string) {
+			u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+			u.Feature, u.MaxVersionLevel, u.UpgradeType = "transaction.version", 1, 1
+			r.FeatureUpdates = append(r.FeatureUpdates, u)
+		}), 0},
+		{acl.OpDescribeConfigs, build(kmsg.NewPtrDescribeClientQuotasRequest, 1, nil), 0},
+		{acl.OpDescribe, build(kmsg.NewPtrDescribeUserSCRAMCredentialsRequest, 0, nil), 0},
+		{acl.OpDescribe, build(kmsg.NewPtrDescribeACLsRequest, 3, func(r *kmsg.DescribeACLsRequest, _ string) {
+			r.ResourceType, r.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+			r.Operation, r.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		}), 0},
+	} {
+		rows = append(rows, authzCase{name: kmsg.NameForKey(r.req("").Key()), grant: clusterACL(r.op), req: r.req,
+			code: errorCode, ok: r.ok, denied: kerr.ClusterAuthorizationFailed.Code})
 	}
+	return rows
+}
+
+// build returns a maker of a request (newReq) at version v, its fields
+// set by set (nil: none) for the row's resource res.
+func build[R kmsg.Request](newReq func() R, v int16, set func(r R, res string)) func(res string) kmsg.Request {
+	return func(res string) kmsg.Request {
+		r := newReq()
+		r.SetVersion(v)
+		if set != nil {
+			set(r, res)
+		}
+		return r
+	}
+}
+
+// errorCode is the top-level error code of a response (its ErrorCode).
+func errorCode(r kmsg.Response) int16 {
+	return int16(reflect.ValueOf(r).Elem().FieldByName("ErrorCode").Int())
 }
 
 var (
@@ -546,10 +526,8 @@ var (
 	metadataCode         = topicCode(func(r *kmsg.MetadataResponse) int16 { return r.Topics[0].ErrorCode })
 	describeConfigsCode  = topicCode(func(r *kmsg.DescribeConfigsResponse) int16 { return r.Resources[0].ErrorCode })
 	createTopicsCode     = topicCode(func(r *kmsg.CreateTopicsResponse) int16 { return r.Topics[0].ErrorCode })
-	initPIDCode          = topicCode(func(r *kmsg.InitProducerIDResponse) int16 { return r.ErrorCode })
 	incrementalAlterCode = topicCode(func(r *kmsg.IncrementalAlterConfigsResponse) int16 { return r.Resources[0].ErrorCode })
 	offsetCommitCode     = topicCode(func(r *kmsg.OffsetCommitResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode })
-	findCoordinatorCode  = topicCode(func(r *kmsg.FindCoordinatorResponse) int16 { return r.ErrorCode })
 )
 
 func metadataReq(autoCreate bool) func(res string) kmsg.Request {
