@@ -89,6 +89,7 @@ type Server struct {
 	conns map[net.Conn]struct{}
 
 	udpDropped atomic.Int64
+	udpTaken   atomic.Int64 // datagrams handed to the runtime or dropped
 	closeOnce  sync.Once
 }
 
@@ -181,6 +182,12 @@ func (s *Server) UDPAddr() net.Addr {
 
 // UDPDropped is the number of UDP datagrams dropped on a full buffer.
 func (s *Server) UDPDropped() int64 { return s.udpDropped.Load() }
+
+// UDPTaken is the number of UDP datagrams read and either handed to the
+// runtime (queued for it: its records_in counts them once it takes them
+// from the queue, which it does not while it waits on the broker) or
+// dropped (UDPDropped).
+func (s *Server) UDPTaken() int64 { return s.udpTaken.Load() }
 
 // Close implements connectors.PushSource: it stops the listeners and
 // connections and waits for their goroutines; the runtime then waits
@@ -299,6 +306,7 @@ func (s *Server) udpLoop() {
 			s.udpDropped.Add(1)
 			s.m.Event(EventUDPDropped)
 		}
+		s.udpTaken.Add(1)
 		if d := s.udpDropped.Load(); d > warned && time.Since(lastWarn) > time.Second {
 			s.log.Warn("dropping UDP messages: buffer full", zap.Int64("dropped_total", d))
 			warned, lastWarn = d, time.Now()
