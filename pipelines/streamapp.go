@@ -315,6 +315,7 @@ func (r *Runner) runStatefulStream(ctx context.Context, t *task, s *Stream) erro
 		CommitInterval:  r.opts.StreamsCommitInterval,
 		DeadLetterTopic: deadletter.Topic(s.Name),
 		Balancer:        s.Balancer,
+		InstanceID:      r.staticMember(s.Group, s.Component, ""),
 		ExactlyOnce:     s.ExactlyOnce,
 		Logger:          r.log.Named("streams").With(zap.String("component", s.ID())),
 		Registerer:      reg,

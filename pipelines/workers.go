@@ -31,7 +31,8 @@ import (
 //     with its own positions (connector "<name>@<worker>").
 //   - Sinks and streams run on every worker and share partitions through
 //     their consumer groups, as static members with the instance id
-//     "weir-<worker>-<component>" (or "<instance_id>-<worker>"), a short
+//     "weir-<worker>-<component>" (or "<instance_id>-<worker>"; an
+//     aggregating stream's streams app too: streams.Config.InstanceID), a short
 //     session timeout, the cooperative-sticky balancer unless the block
 //     names one, and a LeaveGroup on Stop.
 type WorkerOptions struct {
@@ -221,37 +222,59 @@ func (r *Runner) groupMember(o *connectors.SinkOptions, c Component, instanceID 
 	if w == nil {
 		return
 	}
-	if instanceID != "" {
-		o.InstanceID = instanceID + "-" + w.opts.ID
-	} else {
-		o.InstanceID = "weir-" + w.opts.ID + "-" + c.ID()
+	group := o.Group
+	if group == "" {
+		group = "weir-connect-" + c.Name
 	}
+	o.InstanceID = r.staticMember(group, c, instanceID)
 	if o.Balancer == "" {
 		// Cooperative: a rebalance moves only the partitions it must,
 		// the others keep being consumed.
 		o.Balancer = "cooperative-sticky"
 	}
 	o.SessionTimeout = w.opts.SessionTimeout
-	o.HeartbeatInterval = w.opts.SessionTimeout / 6
+	o.HeartbeatInterval = w.heartbeat()
 	// Partitions taken over are fetched only when the fetch in flight
 	// returns: Kafka's consumer default instead of kgo's 5 s.
 	o.FetchMaxWait = 500 * time.Millisecond
-	group := o.Group
-	if group == "" {
-		group = "weir-connect-" + c.Name
+}
+
+// staticMember returns the group.instance.id of component c's member of
+// consumer group group in a worker group ("" without one): "<instanceID>-
+// <worker>" when the block sets instance_id, else "weir-<worker>-<id>".
+// It is remembered so that Stop leaves the group (a static member's
+// client does not).
+func (r *Runner) staticMember(group string, c Component, instanceID string) string {
+	w := r.wg
+	if w == nil {
+		return ""
+	}
+	inst := "weir-" + w.opts.ID + "-" + c.ID()
+	if instanceID != "" {
+		inst = instanceID + "-" + w.opts.ID
 	}
 	w.mu.Lock()
-	w.statics[group] = o.InstanceID
+	w.statics[group] = inst
 	w.mu.Unlock()
+	return inst
+}
+
+// heartbeat is the heartbeat interval of the sinks' and streams'
+// consumers: a sixth of the session timeout, at most 1 s, since a member
+// hears of a rebalance (a restarted worker rejoining) only at its next
+// heartbeat.
+func (w *workerState) heartbeat() time.Duration {
+	return min(w.opts.SessionTimeout/6, time.Second)
 }
 
 // streamsClient is the client options of an aggregating stream: in a
-// worker group its consumers get the group's short session timeout.
+// worker group its consumers get the group's short session timeout (and
+// the app a static instance id: staticMember).
 func (r *Runner) streamsClient() kafkaclient.Options {
 	o := r.opts.Client
 	if r.wg != nil {
 		o.Extra = append(slices.Clip(o.Extra), kgo.SessionTimeout(r.wg.opts.SessionTimeout),
-			kgo.HeartbeatInterval(r.wg.opts.SessionTimeout/6), kgo.FetchMaxWait(500*time.Millisecond))
+			kgo.HeartbeatInterval(r.wg.heartbeat()), kgo.FetchMaxWait(500*time.Millisecond))
 	}
 	return o
 }

@@ -54,6 +54,15 @@ type Config struct {
 	// Balancer is the group assignment strategy (default
 	// cooperative-sticky, so a rebalance moves only the tasks it must).
 	Balancer string
+	// InstanceID makes the instance a static member of the group
+	// (Kafka's group.instance.id, KIP-345; "" = dynamic, the default):
+	// an instance restarted with the same id, even after a crash, takes
+	// its old place and tasks back without a rebalance and without
+	// waiting for its old session to expire. A static member does not
+	// leave the group when it stops: its tasks wait for it (or for the
+	// session timeout). Two live instances must not share an id (the
+	// later one fences the earlier: FENCED_INSTANCE_ID).
+	InstanceID string
 	// ReplicationFactor of internal topics (default -1: the broker's).
 	ReplicationFactor int16
 	// MinCompactionLag is min.compaction.lag.ms of changelog topics
@@ -199,6 +208,9 @@ func (a *App) Run(ctx context.Context) error {
 		kgo.MaxBufferedRecords(1<<17),
 		kgo.ProducerLinger(5*time.Millisecond),
 	)
+	if a.cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(a.cfg.InstanceID))
+	}
 	var err error
 	if a.cfg.ExactlyOnce {
 		err = a.newSession(opts)

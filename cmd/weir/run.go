@@ -41,6 +41,7 @@ type runFlags struct {
 	summaryEvery time.Duration
 	group        string
 	workerID     string
+	sessionTO    time.Duration
 }
 
 func init() {
@@ -72,6 +73,7 @@ everything cleanly, committing offsets.`,
 		cmd.Flags().DurationVar(&f.summaryEvery, "summary-interval", time.Minute, "how often the records-per-component summary is logged at info when records moved (0 disables; one is always logged on exit)")
 		cmd.Flags().StringVar(&f.group, "group", "", "join this worker group (a Kafka group id; default: the broker block's worker_group): every weir run with the same pipeline files and group shares the work")
 		cmd.Flags().StringVar(&f.workerID, "worker-id", "", "this worker's id in its group, unique and stable across restarts (default: the host name)")
+		cmd.Flags().DurationVar(&f.sessionTO, "session-timeout", 0, "session timeout of the worker group and of its sinks' and streams' consumer groups (default 6s): a killed worker's work moves after it; a worker restarted with its id takes its place back at once (static members)")
 		return cmd
 	})
 }
@@ -212,7 +214,13 @@ func (f *runFlags) worker(cfg *pipelines.Config) (*pipelines.WorkerOptions, erro
 		if f.workerID != "" {
 			return nil, fmt.Errorf("--worker-id %q needs a worker group (--group or the broker block's worker_group)", f.workerID)
 		}
+		if f.sessionTO != 0 {
+			return nil, fmt.Errorf("--session-timeout %s needs a worker group (--group or the broker block's worker_group)", f.sessionTO)
+		}
 		return nil, nil
+	}
+	if f.sessionTO < 0 {
+		return nil, fmt.Errorf("--session-timeout %s: must be positive", f.sessionTO)
 	}
 	if cfg.Broker.Embedded() {
 		return nil, fmt.Errorf("worker group %q: the workers must share a cluster: name its brokers in the broker block (brokers = [...]) instead of running the embedded broker", group)
@@ -225,7 +233,7 @@ func (f *runFlags) worker(cfg *pipelines.Config) (*pipelines.WorkerOptions, erro
 		}
 		id = h
 	}
-	return &pipelines.WorkerOptions{Group: group, ID: id}, nil
+	return &pipelines.WorkerOptions{Group: group, ID: id, SessionTimeout: f.sessionTO}, nil
 }
 
 // watchState fingerprints the pipeline files (names, sizes, mtimes).
