@@ -369,3 +369,57 @@ test "a" {
 		t.Errorf("without Options.Tests: %d tests, diagnostics:\n%s", len(cfg.Tests), diagLines(diags))
 	}
 }
+
+// TestTestBlocksChangeEvents tests the steps of a mysql source: its
+// inputs are change events as its envelope decodes (op, before, after,
+// source).
+func TestTestBlocksChangeEvents(t *testing.T) {
+	t.Parallel()
+	src := `source "mysql" "shop" {
+  topic       = "shop.changes"
+  user        = "cdc"
+  server_name = "shop"
+  filter {
+    condition = record.op != "r"
+  }
+  set {
+    table = "${record.source.db}.${record.source.table}"
+  }
+}
+
+test "updates pass, snapshot reads are dropped" {
+  target = source.shop
+  input {
+    value = { op = "r", before = null, after = { id = 1, email = "a@example.com" }, source = { db = "inventory", table = "customers" } }
+  }
+  input {
+    key   = "{\"id\":1}"
+    value = { op = "u", before = { id = 1, email = "a@example.com" }, after = { id = 1, email = "b@example.com" }, source = { db = "inventory", table = "customers" } }
+  }
+  output {
+    topic  = "shop.changes"
+    key    = "{\"id\":1}"
+    fields = { op = "u", table = "inventory.customers", after = { email = "b@example.com" } }
+  }
+}
+`
+	cfg, diags := LoadSources([]SourceFile{{Name: "m.hcl", Src: []byte(src)}}, ".", Options{Tests: true})
+	if diags.HasErrors() {
+		t.Fatal(diagLines(diags))
+	}
+	res := RunTests(context.Background(), cfg)
+	if len(res) != 1 || !res[0].Passed() {
+		t.Fatalf("%+v: %s", res, diagLines(res[0].Diags))
+	}
+	// A nested field that differs is reported at its own place.
+	src = strings.Replace(src, `after = { email = "b@example.com" }`, `after = { email = "c@example.com" }`, 1)
+	cfg, diags = LoadSources([]SourceFile{{Name: "m.hcl", Src: []byte(src)}}, ".", Options{Tests: true})
+	if diags.HasErrors() {
+		t.Fatal(diagLines(diags))
+	}
+	res = RunTests(context.Background(), cfg)
+	want := `m.hcl:25:67: error: Output differs: test "updates pass, snapshot reads are dropped": output 1 (fields): field "after.email" is "b@example.com", want "c@example.com".`
+	if got := strings.TrimSpace(diagLines(res[0].Diags)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
