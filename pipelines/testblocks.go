@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zclconf/go-cty/cty"
 
+	"weir/connectors"
 	"weir/pipelines/expr"
 )
 
@@ -92,19 +93,56 @@ type TestCondition struct {
 
 const testBlock = "test"
 
-var testSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "target", Required: true}, {Name: "no_output"}},
-	Blocks:     []hcl.BlockHeaderSchema{{Type: "input"}, {Type: "output"}},
+// TestBlockDoc documents the test block (weir kinds test); the body
+// schemas of the block and of its input and output blocks are built
+// from the same fields.
+const TestBlockDoc = "A unit test of the transform steps of a source, a stateless stream or a transform block, run by weir test without a broker. weir run ignores test blocks. Its input records go through the code weir run uses (value decoding, the steps, select_key, the destination topic's Avro or JSON encoding, dead letters) and the records that come out are matched, in order, with its output blocks; no_output = true expects none."
+
+// TestBlockFields are the test block's own settings.
+var TestBlockFields = []connectors.Field{
+	{Name: "target", Type: connectors.Expression, Required: true, Doc: "what the test runs: source.<name>, stream.<name> (a stream without count or aggregate) or transform.<name>"},
+	{Name: "no_output", Type: connectors.Bool, Default: false, Doc: "every input must be dropped (by a filter): no record comes out; excludes output blocks"},
 }
 
-var testInputSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "value"}, {Name: "key"}, {Name: "headers"}, {Name: "timestamp"}, {Name: "topic"},
-}}
+// TestBlockBlocks are the input and output blocks of a test block (any
+// number, in order; no label).
+var TestBlockBlocks = []connectors.Block{
+	{Type: "input", Doc: "One input record, in order; at least one.", Fields: []connectors.Field{
+		{Name: "value", Type: connectors.Expression, Required: true, Doc: "the record value: a string or an object. For a source or a transform block a string is a line as the file source hands it to its steps (the field message) and an object the event's fields (for a mysql source the change event: op, before, after, source); for a stream a string is the value's bytes and an object is encoded as its from topic stores values (Avro with the topic's schema, else JSON); null: a tombstone"},
+		{Name: "key", Type: connectors.String, Doc: "the record key (null or unset: none)"},
+		{Name: "headers", Type: connectors.StringMap, Doc: "the record headers"},
+		{Name: "timestamp", Type: connectors.String, Doc: "the record time: an RFC 3339 time or milliseconds since the epoch"},
+		{Name: "topic", Type: connectors.String, Doc: "for a stream: the from topic the record is read from (default: its first)"},
+	}},
+	{Type: "output", Doc: "The expectations on one record that comes out, in order: as many output blocks as records come out (dead letters included).", Fields: []connectors.Field{
+		{Name: "value", Type: connectors.Expression, Doc: "an object: the record's value, decoded as the next reader decodes it, must have exactly these fields (in any order)"},
+		{Name: "fields", Type: connectors.Expression, Doc: "an object: the value must have these fields with these values (nested objects too); others may exist"},
+		{Name: "key", Type: connectors.String, Doc: "the record key; null: no key"},
+		{Name: "topic", Type: connectors.String, Doc: "the topic the record is written to (a route's, the dead-letter topic weir-dlq-<name>)"},
+		{Name: "timestamp", Type: connectors.String, Doc: "the record time: an RFC 3339 time or milliseconds since the epoch"},
+		{Name: "headers", Type: connectors.StringMap, Doc: "headers the record must carry with these values; others may exist"},
+		{Name: "condition", Type: connectors.Expression, Doc: "an expression over record that must be true, or a list of them, each checked and reported on its own"},
+		{Name: "dead_letter", Type: connectors.Bool, Default: false, Doc: "the record must go to the dead-letter topic"},
+		{Name: "error", Type: connectors.String, Doc: "with dead_letter: a substring of the dead letter's error"},
+	}},
+}
 
-var testOutputSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "value"}, {Name: "fields"}, {Name: "key"}, {Name: "topic"}, {Name: "timestamp"},
-	{Name: "headers"}, {Name: "condition"}, {Name: "dead_letter"}, {Name: "error"},
-}}
+func attrSchema(fs []connectors.Field) []hcl.AttributeSchema {
+	out := make([]hcl.AttributeSchema, len(fs))
+	for i, f := range fs {
+		out[i] = hcl.AttributeSchema{Name: f.Name, Required: f.Required && f.Name != "value"}
+	}
+	return out
+}
+
+var (
+	testSchema = &hcl.BodySchema{
+		Attributes: attrSchema(TestBlockFields),
+		Blocks:     []hcl.BlockHeaderSchema{{Type: TestBlockBlocks[0].Type}, {Type: TestBlockBlocks[1].Type}},
+	}
+	testInputSchema  = &hcl.BodySchema{Attributes: attrSchema(TestBlockBlocks[0].Fields)}
+	testOutputSchema = &hcl.BodySchema{Attributes: attrSchema(TestBlockBlocks[1].Fields)}
+)
 
 // decodeTests reads the test blocks (after sources, streams and
 // transforms are decoded).

@@ -20,7 +20,7 @@ func init() {
 		var all, markdown bool
 		cmd := &cobra.Command{
 			Use:   "kinds [NAME...]",
-			Short: "List the source, sink and transform step kinds, or print their reference (settings, types, defaults)",
+			Short: "List the source, sink and transform step kinds (and the test block), or print their reference (settings, types, defaults)",
 			Long: `Without arguments, kinds lists every source, sink and transform step kind
 that pipeline files can use, with one line of description each. With names
 (or --all), it prints their reference: every setting with its type, default,
@@ -106,6 +106,10 @@ func kindRefs() []kindRef {
 	for _, k := range pipelines.StepKinds() {
 		out = append(out, kindRef{Type: "step", Name: k.Name, Doc: k.Doc, Spec: k.Spec, Free: k.Free})
 	}
+	// The test block (weir test) is not a kind, but its reference is
+	// printed alike.
+	out = append(out, kindRef{Type: "block", Name: "test", Doc: pipelines.TestBlockDoc,
+		Spec: connectors.Spec{Fields: pipelines.TestBlockFields, Blocks: pipelines.TestBlockBlocks}})
 	return out
 }
 
@@ -138,8 +142,11 @@ func uniq(names []string) []string {
 }
 
 func (r kindRef) title() string {
-	if r.Type == "step" {
+	switch r.Type {
+	case "step":
 		return "step " + r.Name + " { ... }"
+	case "block":
+		return r.Name + " \"<name>\" { ... }"
 	}
 	return fmt.Sprintf("%s %q \"<name>\" { ... }", r.Type, r.Name)
 }
@@ -162,7 +169,11 @@ func (r kindRef) writeText(w io.Writer) {
 	}
 	section("Settings", r.settings(), "  ")
 	for _, b := range r.Spec.Blocks {
-		fmt.Fprintf(w, "\n  Block %s %q { ... } (any number, each label once):\n", b.Type, "<"+b.Label+">")
+		if b.Label == "" {
+			fmt.Fprintf(w, "\n  Block %s { ... } (any number, in order):\n", b.Type)
+		} else {
+			fmt.Fprintf(w, "\n  Block %s %q { ... } (any number, each label once):\n", b.Type, "<"+b.Label+">")
+		}
 		wrap(w, "    ", b.Doc)
 		section("Settings of "+b.Type, b.Fields, "    ")
 	}
@@ -220,7 +231,11 @@ func (r kindRef) writeMarkdown(w io.Writer) {
 	}
 	table("Settings:", r.settings())
 	for _, b := range r.Spec.Blocks {
-		fmt.Fprintf(w, "\n### block `%s \"<%s>\"` (any number, each label once)\n\n%s\n", b.Type, b.Label, mdText(b.Doc))
+		if b.Label == "" {
+			fmt.Fprintf(w, "\n### block `%s` (any number, in order)\n\n%s\n", b.Type, mdText(b.Doc))
+		} else {
+			fmt.Fprintf(w, "\n### block `%s \"<%s>\"` (any number, each label once)\n\n%s\n", b.Type, b.Label, mdText(b.Doc))
+		}
 		table("Settings:", b.Fields)
 	}
 	table("Pipeline settings:", r.Meta)

@@ -153,6 +153,25 @@ func TestWeirTestBadBlocks(t *testing.T) {
 	}
 }
 
+// TestWeirKindsTest: weir kinds documents the test block with its input
+// and output blocks.
+func TestWeirKindsTest(t *testing.T) {
+	t.Parallel()
+	if list := mustWeir(t, "", "kinds"); !regexpLine(list, `block test\s+A unit test of the transform steps .*weir test without a broker\.`) {
+		t.Errorf("weir kinds lacks the test block:\n%s", list)
+	}
+	ref := mustWeir(t, "", "kinds", "test")
+	for _, want := range []string{`test "<name>" { ... }`, "target  (expression; required)", "Block input { ... } (any number, in order):",
+		"Block output { ... } (any number, in order):", "dead_letter  (bool; default false)"} {
+		if !strings.Contains(ref, want) {
+			t.Errorf("weir kinds test lacks %q:\n%s", want, ref)
+		}
+	}
+	if md := mustWeir(t, "", "kinds", "--markdown", "test"); !strings.Contains(md, "### block `output` (any number, in order)") {
+		t.Errorf("weir kinds --markdown test:\n%s", md)
+	}
+}
+
 func findInFile(t *testing.T, path, s string) (line, col int) {
 	t.Helper()
 	b, err := os.ReadFile(path)
