@@ -11,8 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"weir/broker/group"
 )
 
 // A KIP-848 consumer group keeps its members when its coordinator moves:
@@ -72,26 +70,7 @@ func TestConsumerGroupSurvivesCoordinatorMove(t *testing.T) {
 		before, err = describe()
 		return err
 	})
-	tp, ok := c.Brokers()[0].Image().Topic(group.OffsetsTopic)
-	if !ok {
-		t.Fatal("no offsets topic")
-	}
-	p := group.PartitionFor("cgrp", int32(len(tp.Partitions)))
-	coord, err := c.LeaderOf(group.OffsetsTopic, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Kill(coord)
-	c.WaitFor(30*time.Second, func() error {
-		l, err := c.LeaderOf(group.OffsetsTopic, p)
-		if err != nil {
-			return err
-		}
-		if l == coord {
-			return fmt.Errorf("coordinator did not move")
-		}
-		return nil
-	})
+	killGroupCoordinator(t, c, "cgrp", 30*time.Second)
 	// The new coordinator has the same two members (a member it did not
 	// know would have rejoined with a new member id).
 	c.WaitFor(30*time.Second, func() error {

@@ -54,26 +54,10 @@ func TestGroupCoordinatorFollowsLeadership(t *testing.T) {
 	if got := consume(30); len(got) != 30 {
 		t.Fatalf("consumed %d", len(got))
 	}
-	tp, ok := c.Brokers()[0].Image().Topic(group.OffsetsTopic)
-	if !ok || len(tp.Partitions[0].Replicas) != 3 {
+	if tp, ok := c.Brokers()[0].Image().Topic(group.OffsetsTopic); !ok || len(tp.Partitions[0].Replicas) != 3 {
 		t.Fatalf("offsets topic %+v: want replication factor 3", tp)
 	}
-	p := group.PartitionFor("grp", int32(len(tp.Partitions)))
-	coord, err := c.LeaderOf(group.OffsetsTopic, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Kill(coord)
-	c.WaitFor(20*time.Second, func() error {
-		l, err := c.LeaderOf(group.OffsetsTopic, p)
-		if err != nil {
-			return err
-		}
-		if l == coord {
-			return fmt.Errorf("coordinator did not move")
-		}
-		return nil
-	})
+	killGroupCoordinator(t, c, "grp", 20*time.Second)
 	// The committed offsets are served by the new coordinator.
 	adm := kadm.NewClient(c.Client())
 	c.WaitFor(20*time.Second, func() error {
@@ -105,4 +89,32 @@ func TestGroupCoordinatorFollowsLeadership(t *testing.T) {
 			t.Fatalf("re-consumed committed record %s after the coordinator moved: %v", v, got)
 		}
 	}
+}
+
+// killGroupCoordinator kills the coordinator of group grp (the leader of
+// its __consumer_offsets partition) and waits, at most d, until another
+// broker leads that partition; it returns the killed broker.
+func killGroupCoordinator(t *testing.T, c *Cluster, grp string, d time.Duration) int32 {
+	t.Helper()
+	tp, ok := c.Brokers()[0].Image().Topic(group.OffsetsTopic)
+	if !ok {
+		t.Fatal("no offsets topic")
+	}
+	p := group.PartitionFor(grp, int32(len(tp.Partitions)))
+	coord, err := c.LeaderOf(group.OffsetsTopic, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kill(coord)
+	c.WaitFor(d, func() error {
+		l, err := c.LeaderOf(group.OffsetsTopic, p)
+		if err != nil {
+			return err
+		}
+		if l == coord {
+			return fmt.Errorf("coordinator did not move")
+		}
+		return nil
+	})
+	return coord
 }

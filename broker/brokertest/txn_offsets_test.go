@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/brokertest/testbroker"
-	"weir/broker/group"
 )
 
 // Consumer offsets inside transactions (KIP-98, KIP-447) with franz-go's
@@ -315,26 +314,7 @@ func TestTxnOffsetsCoordinatorFailover(t *testing.T) {
 	pending[0] = "UNSTABLE_OFFSET_COMMIT"
 	CheckForOffsets(t, cl, "fetl", "fin", pending, true)
 
-	tp, ok := c.Brokers()[0].Image().Topic(group.OffsetsTopic)
-	if !ok {
-		t.Fatal("no offsets topic")
-	}
-	p := group.PartitionFor("fetl", int32(len(tp.Partitions)))
-	coord, err := c.LeaderOf(group.OffsetsTopic, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Kill(coord)
-	c.WaitFor(30*time.Second, func() error {
-		l, err := c.LeaderOf(group.OffsetsTopic, p)
-		if err != nil {
-			return err
-		}
-		if l == coord {
-			return fmt.Errorf("coordinator did not move")
-		}
-		return nil
-	})
+	coord := killGroupCoordinator(t, c, "fetl", 30*time.Second)
 	CheckForOffsets(t, cl, "fetl", "fin", pending, true)
 	CheckForOffsets(t, cl, "fetl", "fin", want, false)
 	x.end(ctx, t, true)
