@@ -309,26 +309,7 @@ func (h *harness) run(cmd string, a script.Args) {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Version = 8
 		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.Int("gen", -1)), strp(a["instance"])
-		byTopic := map[string][]kmsg.OffsetCommitRequestTopicPartition{}
-		var order []string
-		for _, s := range a.List("offsets") {
-			tp, off, _ := strings.Cut(s, "=")
-			t, p, _ := strings.Cut(tp, "/")
-			pn, _ := strconv.Atoi(p)
-			o, _ := strconv.ParseInt(off, 10, 64)
-			rp := kmsg.NewOffsetCommitRequestTopicPartition()
-			rp.Partition, rp.Offset = int32(pn), o
-			if n := a.Int("metadata", 0); n > 0 {
-				rp.Metadata = kmsg.StringPtr(strings.Repeat("m", int(n)))
-			}
-			if _, ok := byTopic[t]; !ok {
-				order = append(order, t)
-			}
-			byTopic[t] = append(byTopic[t], rp)
-		}
-		for _, t := range order {
-			req.Topics = append(req.Topics, kmsg.OffsetCommitRequestTopic{Topic: t, Partitions: byTopic[t]})
-		}
+		req.Topics = commitOffsets(a)
 		missing := a["missing"]
 		m.Commit(h.now, req, func(t string, _ int32) bool { return t != missing }, func(r *kmsg.OffsetCommitResponse) {
 			var ps []string
@@ -418,25 +399,14 @@ func (h *harness) run(cmd string, a script.Args) {
 		req.TransactionalID = "tx"
 		req.Group, req.MemberID, req.Generation, req.InstanceID = a["group"], a["member"], int32(a.Int("gen", -1)), strp(a["instance"])
 		req.ProducerID, req.ProducerEpoch = a.Int("pid", 1), int16(a.Int("epoch", 0))
-		byTopic := map[string][]kmsg.TxnOffsetCommitRequestTopicPartition{}
-		var order []string
-		for _, s := range a.List("offsets") {
-			tp, off, _ := strings.Cut(s, "=")
-			t, p, _ := strings.Cut(tp, "/")
-			pn, _ := strconv.Atoi(p)
-			o, _ := strconv.ParseInt(off, 10, 64)
-			rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-			rp.Partition, rp.Offset, rp.LeaderEpoch = int32(pn), o, 3
-			if n := a.Int("metadata", 0); n > 0 {
-				rp.Metadata = kmsg.StringPtr(strings.Repeat("m", int(n)))
+		for _, ct := range commitOffsets(a) {
+			rt := kmsg.TxnOffsetCommitRequestTopic{Topic: ct.Topic}
+			for _, cp := range ct.Partitions {
+				rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = cp.Partition, cp.Offset, 3, cp.Metadata
+				rt.Partitions = append(rt.Partitions, rp)
 			}
-			if _, ok := byTopic[t]; !ok {
-				order = append(order, t)
-			}
-			byTopic[t] = append(byTopic[t], rp)
-		}
-		for _, t := range order {
-			req.Topics = append(req.Topics, kmsg.TxnOffsetCommitRequestTopic{Topic: t, Partitions: byTopic[t]})
+			req.Topics = append(req.Topics, rt)
 		}
 		missing := a["missing"]
 		m.TxnCommit(h.now, req, func(t string, _ int32) bool { return t != missing }, func(r *kmsg.TxnOffsetCommitResponse) {
@@ -472,6 +442,34 @@ func (h *harness) run(cmd string, a script.Args) {
 		h.t.Fatalf("unknown command %q", cmd)
 	}
 	h.drain()
+}
+
+// commitOffsets are a commit's offsets= argument (t/0=5,t/1=6) as
+// OffsetCommit topics, in the order given, each partition with
+// metadata=N bytes of metadata.
+func commitOffsets(a script.Args) []kmsg.OffsetCommitRequestTopic {
+	byTopic := map[string][]kmsg.OffsetCommitRequestTopicPartition{}
+	var order []string
+	for _, s := range a.List("offsets") {
+		tp, off, _ := strings.Cut(s, "=")
+		t, p, _ := strings.Cut(tp, "/")
+		pn, _ := strconv.Atoi(p)
+		o, _ := strconv.ParseInt(off, 10, 64)
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset = int32(pn), o
+		if n := a.Int("metadata", 0); n > 0 {
+			rp.Metadata = kmsg.StringPtr(strings.Repeat("m", int(n)))
+		}
+		if _, ok := byTopic[t]; !ok {
+			order = append(order, t)
+		}
+		byTopic[t] = append(byTopic[t], rp)
+	}
+	var topics []kmsg.OffsetCommitRequestTopic
+	for _, t := range order {
+		topics = append(topics, kmsg.OffsetCommitRequestTopic{Topic: t, Partitions: byTopic[t]})
+	}
+	return topics
 }
 
 // errorNamed is the Kafka error with that name (kerr's message).
