@@ -16,6 +16,7 @@ import (
 	"weir/broker/tlsconf/tlstest"
 	"weir/internal/kafkaclient"
 	"weir/internal/kafkapeer"
+	"weir/internal/txntest"
 )
 
 // The exactly-once variants of the crash tests (kill_test.go): the same
@@ -263,67 +264,6 @@ func dataBetween(ctx context.Context, addr, topic string, p int32, from, end int
 	}
 }
 
-// readCommitted reads topic as a read_committed consumer, from the start
-// to its last stable offsets (waiting until no transaction is open), and
-// returns the records (no control record).
-func readCommitted(t *testing.T, addr, topic string) []*kgo.Record {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	admCl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admCl.Close()
-	adm := kadm.NewClient(admCl)
-	tops, err := adm.ListTopics(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[int32]int64{}
-	for _, p := range tops[topic].Partitions.Numbers() {
-		end, err := stableEnd(ctx, adm, topic, p)
-		if err != nil {
-			t.Fatalf("reading %s read_committed: %v", topic, err)
-		}
-		if end > 0 {
-			want[p] = end
-		}
-	}
-	if len(want) == 0 {
-		return nil
-	}
-	offs := map[int32]kgo.Offset{}
-	for p := range want {
-		offs[p] = kgo.NewOffset().AtStart()
-	}
-	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}}, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}),
-		kgo.FetchMaxBytes(64<<20), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var out []*kgo.Record
-	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("reading %s read_committed: %v (still waiting on %v)", topic, err, want)
-		}
-		fs.EachError(func(_ string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			if end, ok := want[r.Partition]; ok && r.Offset < end {
-				if !r.Attrs.IsControl() {
-					out = append(out, r)
-				}
-				if r.Offset+1 >= end {
-					delete(want, r.Partition)
-				}
-			}
-		})
-	}
-	return out
-}
-
 // checkUpdatesOnce checks a count's update stream read read_committed:
 // per key the counts strictly increase (no update is there twice: an
 // aborted transaction's updates are not visible and the next owner goes
@@ -382,7 +322,7 @@ func TestCountExactlyOnceAcrossKill(t *testing.T) {
 
 	r.checkRestores(phase3Counts(r.recs))
 
-	committed := readCommitted(t, addr, "xcounts")
+	committed := txntest.ReadCommittedSettled(t, addr, "xcounts")
 	checkUpdatesOnce(t, committed, want)
 	t.Logf("exactly once: %d count updates for %d keys read_committed (%d offsets in the topic, aborted records and markers included) in %s",
 		len(committed), len(want), endSum(context.Background(), r.adm, "xcounts"), time.Since(start).Round(time.Millisecond))
@@ -407,7 +347,7 @@ func TestCountExactlyOnceZombie(t *testing.T) {
 	r, addr, want := countKillRun(t, exactlyOnce, "wz", n, keys, parts, 13)
 	r.zombie = true
 	r.run()
-	checkUpdatesOnce(t, readCommitted(t, addr, "xcounts"), want)
+	checkUpdatesOnce(t, txntest.ReadCommittedSettled(t, addr, "xcounts"), want)
 }
 
 // TestGroupByCountExactlyOnceAcrossKill is TestGroupByCountAcrossKill
@@ -432,7 +372,7 @@ func TestGroupByCountExactlyOnceAcrossKill(t *testing.T) {
 	recs := r.recs
 	r.checkRestores(phase3Counts(recs))
 
-	copies := copiesOf(t, readCommitted(t, addr, repart), n, repart)
+	copies := copiesOf(t, txntest.ReadCommittedSettled(t, addr, repart), n, repart)
 	var bad int
 	for i, c := range copies {
 		if c != 1 {
@@ -445,7 +385,7 @@ func TestGroupByCountExactlyOnceAcrossKill(t *testing.T) {
 	if bad > 0 {
 		t.Fatalf("%d of %d input records are not exactly once in %s", bad, n, repart)
 	}
-	checkUpdatesOnce(t, readCommitted(t, addr, "xgcounts"), want)
+	checkUpdatesOnce(t, txntest.ReadCommittedSettled(t, addr, "xgcounts"), want)
 	all := endSum(context.Background(), r.adm, repart)
 	t.Logf("exactly once: each of %d input records once in %s read_committed (%d records there counting aborted ones and markers; the victim owned %v); exact counts for %d keys; %s",
 		n, repart, all, r.vicTasks, len(want), time.Since(start).Round(time.Millisecond))

@@ -18,6 +18,7 @@ import (
 	"weir/connectors"
 	"weir/internal/kafkaclient"
 	"weir/internal/kafkapeer"
+	"weir/internal/txntest"
 )
 
 // eosBroker returns the address of a broker that runs transactions:
@@ -164,7 +165,7 @@ func TestExactlyOnceAcrossRebalance(t *testing.T) {
 		t.Fatalf("copy-b: %v", err)
 	}
 	seen := make([]int, n)
-	for _, r := range readCommitted(t, adm, addr, "out") {
+	for _, r := range txntest.ReadCommittedSettled(t, addr, "out") {
 		i, err := strconv.Atoi(string(r.Value))
 		if err != nil || i < 0 || i >= n {
 			t.Fatalf("out: unexpected value %q", r.Value)
@@ -187,66 +188,4 @@ func TestExactlyOnceAcrossRebalance(t *testing.T) {
 	var total int64
 	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
 	t.Logf("each of %d records once in out read_committed; %d offsets there (aborted copies and transaction markers included)", n, total)
-}
-
-// readCommitted reads topic read_committed from the start to its last
-// stable offsets (once no transaction is open).
-func readCommitted(t *testing.T, adm *kadm.Client, addr, topic string) []*kgo.Record {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var want map[int32]int64
-	testbroker.CheckFor(t, 60*time.Second, func() error {
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err != nil {
-			return err
-		}
-		stable, err := adm.ListCommittedOffsets(ctx, topic)
-		if err != nil {
-			return err
-		}
-		want = map[int32]int64{}
-		var open []int32
-		ends.Each(func(o kadm.ListedOffset) {
-			s, _ := stable.Lookup(topic, o.Partition)
-			if s.Offset < o.Offset {
-				open = append(open, o.Partition)
-			}
-			if o.Offset > 0 {
-				want[o.Partition] = o.Offset
-			}
-		})
-		if len(open) > 0 {
-			return fmt.Errorf("%s: open transactions on partitions %v", topic, open)
-		}
-		return nil
-	})
-	offs := map[int32]kgo.Offset{}
-	for p := range want {
-		offs[p] = kgo.NewOffset().AtStart()
-	}
-	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}}, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var out []*kgo.Record
-	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("reading %s: %v (waiting on %v)", topic, ctx.Err(), want)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if end, ok := want[r.Partition]; ok && r.Offset < end {
-				if !r.Attrs.IsControl() {
-					out = append(out, r)
-				}
-				if r.Offset+1 >= end {
-					delete(want, r.Partition)
-				}
-			}
-		})
-	}
-	return out
 }

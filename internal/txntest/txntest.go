@@ -3,7 +3,8 @@
 // use, stopped by Stop from TestMain), to prove the transactional logic
 // against the reference broker; Brokers, the brokers a test runs against
 // (Apache Kafka, and weir's test broker once it answers transactional
-// requests); and ReadCommitted, a read_committed reader of a topic.
+// requests); and ReadCommitted (ReadCommittedSettled: once no transaction
+// is open), a read_committed reader of a topic.
 package txntest
 
 import (
@@ -126,6 +127,52 @@ func ReadCommitted(t testing.TB, addr, topic string) []*kgo.Record {
 		t.Fatalf("txntest: reading %s read_committed: %v", topic, err)
 	}
 	return recs
+}
+
+// ReadCommittedSettled is ReadCommitted once no transaction is open on
+// topic (every partition's last stable offset at its end offset; waited
+// for up to 90 s, as a killed producer's transaction lasts until the
+// coordinator aborts it): every record of every transaction that
+// committed.
+func ReadCommittedSettled(t testing.TB, addr, topic string) []*kgo.Record {
+	t.Helper()
+	testbroker.CheckFor(t, 90*time.Second, func() error { return openTransactions(addr, topic) })
+	return ReadCommitted(t, addr, topic)
+}
+
+// openTransactions returns an error naming topic's partitions with an
+// open transaction (or why it cannot tell); nil when there is none.
+func openTransactions(addr, topic string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return err
+	}
+	stable, err := adm.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	ends.Each(func(o kadm.ListedOffset) {
+		s, ok := stable.Lookup(topic, o.Partition)
+		switch {
+		case o.Err != nil || !ok || s.Err != nil:
+			errs = append(errs, fmt.Errorf("partition %d: end offsets: %v %v", o.Partition, o.Err, s.Err))
+		case s.Offset < o.Offset:
+			errs = append(errs, fmt.Errorf("partition %d: open transaction (last stable offset %d, end %d)", o.Partition, s.Offset, o.Offset))
+		}
+	})
+	if len(errs) > 0 {
+		return fmt.Errorf("%s: %w", topic, errors.Join(errs...))
+	}
+	return nil
 }
 
 // ReadCommittedErr is ReadCommitted returning its error, for a test
