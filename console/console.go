@@ -134,7 +134,7 @@ func (c *Console) routes() {
 	c.page("GET /console/{$}", "Cluster", c.clusterPage)
 	c.page("GET /console/topics", "Topics", c.topicsPage)
 	c.handle("GET /console/topics/{topic}", c.topicPage)
-	// c.handle("GET /console/topics/{topic}/records", c.recordsPage)
+	c.handle("GET /console/topics/{topic}/records", c.recordsPage)
 	c.mutating("POST /console/topics", c.createTopic)
 	c.page("GET /console/groups", "Consumer groups", c.groupsPage)
 	c.handle("GET /console/groups/{group}", c.groupPage)

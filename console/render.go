@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -83,6 +84,10 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, name, title str
 	if err != nil {
 		v.Error = err.Error()
 		status = http.StatusBadGateway
+		var se statusError
+		if errors.As(err, &se) {
+			status = se.status
+		}
 	}
 	c.renderStatus(w, r, name, status, v)
 }

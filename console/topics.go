@@ -42,8 +42,8 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	var names []string
 	for _, t := range td {
-		if t.IsInternal && !showInternal {
-			continue
+		if t.IsInternal && !showInternal || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
+			continue // (a topic being deleted is listed with this error)
 		}
 		names = append(names, t.Topic)
 	}
