@@ -138,8 +138,8 @@ func (c *Console) routes() {
 	c.mutating("POST /console/topics", c.createTopic)
 	c.page("GET /console/groups", "Consumer groups", c.groupsPage)
 	c.handle("GET /console/groups/{group}", c.groupPage)
-	// c.page("GET /console/schemas", "Schema registry", c.schemasPage)
-	// c.handle("GET /console/schemas/{subject}", c.subjectPage)
+	c.page("GET /console/schemas", "Schema registry", c.schemasPage)
+	c.handle("GET /console/schemas/{subject}", c.subjectPage)
 	static, _ := fs.Sub(staticFS, "static")
 	c.mux.Handle("GET /console/static/", http.StripPrefix("/console/static/", cacheFor(http.FileServerFS(static))))
 }
