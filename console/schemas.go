@@ -21,10 +21,10 @@ type schemasData struct {
 }
 
 type subjectRow struct {
-	Name     string
-	Latest   int
-	ID       int
-	Type     string
+	Name   string
+	Latest int
+	ID     int
+	Type   string
 }
 
 // schemasPage lists the registry's subjects with their latest version
@@ -192,4 +192,3 @@ func diffLines(a, b []string) []diffLine {
 	}
 	return out
 }
-

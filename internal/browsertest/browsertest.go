@@ -57,9 +57,13 @@ var shared struct {
 	err error
 }
 
-// Main runs the package's tests, then closes the shared browser.
-func Main(m *testing.M) {
+// Main runs the package's tests, then closes the shared browser and runs
+// cleanups (weirbin.Cleanup, say).
+func Main(m *testing.M, cleanups ...func()) {
 	code := m.Run()
+	for _, f := range cleanups {
+		f()
+	}
 	shared.mu.Lock()
 	if shared.b != nil {
 		shared.b.Close()
