@@ -20,9 +20,10 @@ import (
 	"weir/internal/kafkaclient"
 	"weir/internal/srclient"
 	"weir/internal/testkit"
+	"weir/internal/weirbin"
 )
 
-func TestMain(m *testing.M) { browsertest.Main(m) }
+func TestMain(m *testing.M) { browsertest.Main(m, weirbin.Cleanup) }
 
 // env is a broker with a registry and a console on an admin listener.
 type env struct {

@@ -13,6 +13,7 @@ import (
 
 	"weir/internal/browsertest"
 	"weir/internal/srclient"
+	"weir/internal/testkit"
 	"weir/schemas"
 )
 
@@ -29,10 +30,13 @@ func registerAvro(t *testing.T, regURL, subject, text string) func(v map[string]
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ss, err := cl.CreateSchema(ctx, subject, sr.Schema{Schema: text, Type: sr.TypeAvro})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A registry that just started answers 5xx until it has read its
+	// topic: not yet.
+	var ss sr.SubjectSchema
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		ss, err = cl.CreateSchema(ctx, subject, sr.Schema{Schema: text, Type: sr.TypeAvro})
+		return err
+	})
 	sch, err := schemas.Parse(text)
 	if err != nil {
 		t.Fatal(err)
