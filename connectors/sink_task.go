@@ -77,6 +77,11 @@ type SinkOptions struct {
 	TransactionTimeout time.Duration
 	// Backoff paces retries of retriable Write/Flush errors.
 	Backoff *Backoff
+	// Observe, when set, sees every batch before the sink's Write
+	// (weir run's tap hub, pipelines/observe). It must not keep or
+	// change the records, and should return at once when nobody looks
+	// (one atomic check).
+	Observe func([]*kgo.Record)
 }
 
 type sinkTask struct {
@@ -308,6 +313,9 @@ func (t *sinkTask) write(ctx context.Context, recs []*kgo.Record) error {
 	}
 	t.m.RecordsIn.Add(float64(len(recs)))
 	t.m.BytesIn.Add(float64(n))
+	if t.opts.Observe != nil {
+		t.opts.Observe(recs)
+	}
 	err := Retry(ctx, *t.opts.Backoff, t.m, func(ctx context.Context) error {
 		err := t.sink.Write(ctx, recs)
 		if err != nil && ctx.Err() == nil {

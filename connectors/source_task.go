@@ -69,6 +69,11 @@ type SourceOptions struct {
 	// ExactlyOnce (default 60s): the coordinator aborts a transaction
 	// open longer (a hung task's).
 	TransactionTimeout time.Duration
+	// Observe, when set, sees every batch Poll returned before it is
+	// produced (weir run's tap hub, pipelines/observe). It must not keep
+	// or change the records, and should return at once when nobody
+	// looks (one atomic check).
+	Observe func([]SourceRecord)
 }
 
 // pending is one produced record and its source position. rec is the
@@ -330,6 +335,9 @@ func (t *sourceTask) loop(ctx context.Context) error {
 		if err != nil {
 			settleAll(buf, err)
 			return fmt.Errorf("poll: %w", err)
+		}
+		if t.opts.Observe != nil && len(buf) > 0 {
+			t.opts.Observe(buf)
 		}
 		if err := t.produce(ctx, buf); err != nil {
 			if ctx.Err() != nil {

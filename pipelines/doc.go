@@ -177,4 +177,5 @@
 //	eos.go                       exactly_once of streams and kafka sinks
 //	testblocks.go, testrun.go,   test blocks: decoding, running, checking
 //	testcheck.go
+//	observed.go, observe/        watching a run: counters, rates, taps, restart (package observe)
 package pipelines

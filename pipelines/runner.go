@@ -23,6 +23,7 @@ import (
 	"weir/internal/deadletter"
 	"weir/internal/kafkaclient"
 	"weir/pipelines/codec"
+	"weir/pipelines/observe"
 	"weir/schemas"
 	"weir/streams"
 )
@@ -94,6 +95,9 @@ type Runner struct {
 	closing bool
 	// final is every component's status when Stop had stopped them all.
 	final []Status
+	// cfg is the applied configuration; hub the taps (observed.go).
+	cfg *Config
+	hub *observe.Hub
 }
 
 type task struct {
@@ -114,6 +118,8 @@ type task struct {
 	app  *streams.App
 	out  *atomic.Int64
 	from []string
+	// outBytes (with out) counts a stateless stream's results.
+	outBytes *atomic.Int64
 }
 
 // NewRunner returns a Runner; nothing runs until Apply.
@@ -143,7 +149,8 @@ func NewRunner(opts RunOptions) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{opts: opts, log: opts.Logger, gather: g, admCl: cl, adm: kadm.NewClient(cl), streamsReg: rr,
-		running: map[string]*task{}, encs: map[string]*codec.Encoder{}, applied: map[string]string{}, dec: &codec.Decoder{}}
+		running: map[string]*task{}, encs: map[string]*codec.Encoder{}, applied: map[string]string{}, dec: &codec.Decoder{},
+		hub: observe.NewHub()}
 	r.rt = &connectors.Runtime{Client: opts.Client, Logger: opts.Logger,
 		Metrics: connectors.NewMetricSet(rr)}
 	if opts.SchemaRegistry != "" {
@@ -195,7 +202,7 @@ func (r *Runner) Apply(ctx context.Context, cfg *Config) (changed []string, err 
 		want[s.ID()] = func(ctx context.Context, t *task) error { return r.runSink(ctx, t, s) }
 	}
 	r.mu.Lock()
-	r.comps, r.want = comps, want
+	r.comps, r.want, r.cfg = comps, want, cfg
 	if r.wg != nil {
 		// Singletons run only where the group places them: never
 		// started here before the group says so.
@@ -378,7 +385,7 @@ func (r *Runner) transformer(name string, chain *Chain, defTopic string) *transf
 	}
 	r.mu.Unlock()
 	return &transformer{chain: chain, dec: r.dec, encs: encs, defTopic: defTopic,
-		log: r.log.With(zap.String("component", name))}
+		log: r.log.With(zap.String("component", name)), steps: r.newStepTap(name, chain)}
 }
 
 func (r *Runner) runSource(ctx context.Context, t *task, s *Source) error {
@@ -396,6 +403,7 @@ func (r *Runner) runSource(ctx context.Context, t *task, s *Source) error {
 	}
 	if s.Steps.Len() > 0 {
 		tr := r.transformer(s.ID(), s.Steps, s.Topic)
+		tr.in = r.hub.Point(s.ID(), 0, observe.In)
 		t.mu.Lock()
 		t.tr = tr
 		t.mu.Unlock()
@@ -406,7 +414,9 @@ func (r *Runner) runSource(ctx context.Context, t *task, s *Source) error {
 	}
 	// An exactly-once source's transactional id is weir-source-<name>:
 	// stable across restarts and reloads, one per source block.
-	return r.rt.RunSource(ctx, s.Name, src, r.sourceOptions(s))
+	opts := r.sourceOptions(s)
+	opts.Observe = r.observeSource(s.ID())
+	return r.rt.RunSource(ctx, s.Name, src, opts)
 }
 
 // withJSONEncoding asks a source whose transforms re-encode its records
@@ -435,11 +445,16 @@ func (r *Runner) runStream(ctx context.Context, t *task, s *Stream) error {
 	}
 	tr := r.transformer(s.ID(), s.Steps, s.To)
 	tr.keyFn = s.keyFn
+	tr.out, tr.fill = r.hub.Point(s.ID(), 0, observe.Out), r.fillRecord
 	t.mu.Lock()
 	t.tr = tr
 	t.mu.Unlock()
 	sink := &streamSink{t: tr, client: r.opts.Client}
-	opts := connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer, ExactlyOnce: s.ExactlyOnce}
+	t.mu.Lock()
+	t.out, t.outBytes = &sink.out, &sink.outBytes
+	t.mu.Unlock()
+	opts := connectors.SinkOptions{Topics: s.From, Group: s.Group, Balancer: s.Balancer, ExactlyOnce: s.ExactlyOnce,
+		Observe: r.observeRecords(s.ID())}
 	r.groupMember(&opts, s.Component, "")
 	return r.rt.RunSink(ctx, s.Name, sink, opts)
 }
@@ -459,6 +474,7 @@ func (r *Runner) runSink(ctx context.Context, _ *task, s *Sink) error {
 	}
 	opts := sinkOptions(s)
 	opts.ExactlyOnce = eo
+	opts.Observe = r.observeRecords(s.ID())
 	r.groupMember(&opts, s.Component, s.InstanceID)
 	return r.rt.RunSink(ctx, s.Name, sink, opts)
 }
@@ -622,6 +638,10 @@ type Status struct {
 	RecordsIn, RecordsOut float64
 	Lag                   float64
 	Errors                float64
+	// BytesIn/Out are the key and value bytes of those records;
+	// DeadLetters the records sent to the dead-letter topic.
+	BytesIn, BytesOut float64
+	DeadLetters       float64
 	// Late counts records an aggregating stream dropped from windows
 	// that had closed (past their grace period).
 	Late    float64
@@ -673,7 +693,9 @@ func (r *Runner) statusOf(tasks []*task) []Status {
 		t.mu.Lock()
 		st := Status{ID: t.comp.ID(), Kind: t.comp.Kind, State: t.state, LastErr: t.lastErr, Starts: t.starts,
 			RecordsIn: m["weir_connector_records_in_total"], RecordsOut: m["weir_connector_records_out_total"],
-			Lag: m["weir_connector_lag_records"], Errors: m["weir_connector_errors_total"]}
+			Lag: m["weir_connector_lag_records"], Errors: m["weir_connector_errors_total"],
+			BytesIn: m["weir_connector_bytes_in_total"], BytesOut: m["weir_connector_bytes_out_total"],
+			DeadLetters: m["weir_connector_dead_letters_total"]}
 		if t.tr != nil {
 			st.Errors += float64(t.tr.errors.Load())
 		}
@@ -684,9 +706,12 @@ func (r *Runner) statusOf(tasks []*task) []Status {
 				}
 				st.Lag += float64(m.Lag)
 				st.Errors += float64(m.DeadLetters)
+				st.DeadLetters += float64(m.DeadLetters)
 				st.Late += float64(m.LateDropped)
 			}
 			st.RecordsOut = float64(t.out.Load())
+		} else if t.out != nil { // a stateless stream: results, not inputs written
+			st.RecordsOut, st.BytesOut = float64(t.out.Load()), float64(t.outBytes.Load())
 		}
 		t.mu.Unlock()
 		out = append(out, st)

@@ -98,25 +98,56 @@ func (c *Chain) setsTime() bool {
 // that failed; the outcome says what became of the event: on_error
 // "keep" (the default) continues with the next step, so err may be
 // non-nil with Keep.
-func (c *Chain) Apply(ev *Event) (Outcome, error) {
+func (c *Chain) Apply(ev *Event) (Outcome, error) { return c.apply(ev, nil) }
+
+// apply is Apply; a non-nil tap sees the event before and after each
+// step (step 1-based, after with the step's outcome).
+func (c *Chain) apply(ev *Event, tap *stepTap) (Outcome, error) {
 	var firstErr error
 	for i := range c.steps {
 		st := &c.steps[i]
+		if tap != nil {
+			tap.before(i+1, ev)
+		}
 		keep, err := st.s.Apply(ev)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("%w: %s at %s: %w", ErrStep, st.kind, st.where, err)
 			}
 			if st.onError != Keep {
+				if tap != nil {
+					tap.after(i+1, ev, st.onError)
+				}
 				return st.onError, firstErr
+			}
+			if tap != nil {
+				tap.after(i+1, ev, Keep)
 			}
 			continue
 		}
 		if !keep {
+			if tap != nil {
+				tap.after(i+1, ev, Drop)
+			}
 			return Drop, firstErr
+		}
+		if tap != nil {
+			tap.after(i+1, ev, Keep)
 		}
 	}
 	return Keep, firstErr
+}
+
+// kinds are the block types of the steps, in order.
+func (c *Chain) kinds() []string {
+	if c == nil {
+		return nil
+	}
+	out := make([]string, len(c.steps))
+	for i, st := range c.steps {
+		out[i] = st.kind
+	}
+	return out
 }
 
 func fieldBytes(ev *Event, field string) ([]byte, error) {

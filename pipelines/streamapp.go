@@ -2,6 +2,7 @@ package pipelines
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"weir/internal/deadletter"
 	"weir/pipelines/codec"
 	"weir/pipelines/expr"
+	"weir/pipelines/observe"
 	"weir/streams"
 )
 
@@ -112,7 +114,10 @@ func (ss *statefulStream) decodeRow(v []byte) (*row, error) {
 		return nil, err
 	}
 	ev := Event{Fields: fields}
-	out, err := ss.s.Steps.Apply(&ev)
+	if ss.tr.in.Active() {
+		ss.tr.in.Publish(func(s *observe.Sample) { fillEvent(s, &ev, Keep) })
+	}
+	out, err := applyChain(ss.s.Steps, &ev, ss.tr.steps)
 	if err != nil {
 		ss.tr.noteErr(err)
 	}
@@ -195,6 +200,11 @@ func (ss *statefulStream) outSerde() streams.Serde[*expr.Object] {
 		b, err := ss.enc.Encode(nil, o)
 		if err != nil {
 			return nil, fmt.Errorf("stream %q: result for topic %s: %w", ss.s.Name, ss.s.To, err)
+		}
+		if ss.tr.out.Active() {
+			ss.tr.out.Publish(func(s *observe.Sample) {
+				s.Topic, s.Value = ss.s.To, json.RawMessage(codec.AppendJSON(nil, o))
+			})
 		}
 		ss.out.Add(1)
 		return b, nil
@@ -297,6 +307,7 @@ func (ss *statefulStream) topology() (*streams.Topology, error) {
 // runStatefulStream runs an aggregating stream block until ctx ends.
 func (r *Runner) runStatefulStream(ctx context.Context, t *task, s *Stream) error {
 	tr := r.transformer(s.ID(), s.Steps, s.To)
+	tr.in, tr.out = r.hub.Point(s.ID(), 0, observe.In), r.hub.Point(s.ID(), 0, observe.Out)
 	enc := tr.encs[s.To]
 	if enc == nil {
 		enc = codec.JSON

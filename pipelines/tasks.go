@@ -20,6 +20,7 @@ import (
 	"weir/internal/kafkaclient"
 	"weir/pipelines/codec"
 	"weir/pipelines/expr"
+	"weir/pipelines/observe"
 )
 
 // transformer applies a chain to record values: decode, steps, encode
@@ -33,6 +34,12 @@ type transformer struct {
 	log      *zap.Logger
 	errors   atomic.Int64
 	lastLog  atomic.Int64 // unix nanos of the last logged step error
+	// Taps (observed.go): steps of the chain, a source's events before
+	// the steps (in), a stateless stream's results (out, filled by fill).
+	steps *stepTap
+	in    *observe.Point
+	out   *observe.Point
+	fill  func(s *observe.Sample, topic string, key, value []byte, ts time.Time)
 }
 
 // result is what became of one record.
@@ -141,7 +148,10 @@ func (t *transformer) apply(ctx context.Context, in *input, sc *scratch) result 
 	}
 	ev := &sc.ev
 	*ev = Event{Fields: fields, Key: in.key, Time: in.ts}
-	out, err := t.chain.Apply(ev)
+	if t.in.Active() {
+		t.in.Publish(func(s *observe.Sample) { fillEvent(s, ev, Keep) })
+	}
+	out, err := applyChain(t.chain, ev, t.steps)
 	if err != nil {
 		t.noteErr(err)
 	}
@@ -368,6 +378,9 @@ type streamSink struct {
 	mu     sync.Mutex
 	failed []*kgo.Record
 	err    error
+	// out and outBytes count the results the broker acknowledged (the
+	// stream's records out: Status).
+	out, outBytes atomic.Int64
 }
 
 // UseProducer implements connectors.TransactionalSink (exactly_once):
@@ -391,6 +404,8 @@ func (s *streamSink) Open(_ context.Context, sc connectors.SinkContext) error {
 
 func (s *streamSink) promise(r *kgo.Record, err error) {
 	if err == nil {
+		s.out.Add(1)
+		s.outBytes.Add(int64(len(r.Key) + len(r.Value)))
 		return
 	}
 	s.mu.Lock()
@@ -430,6 +445,9 @@ func (s *streamSink) Write(ctx context.Context, rs []*kgo.Record) error {
 			ts = r.Timestamp
 		}
 		out := &kgo.Record{Topic: res.topic, Key: res.key, Value: res.value, Headers: hs, Timestamp: ts}
+		if s.t.out.Active() {
+			s.t.out.Publish(func(smp *observe.Sample) { s.t.fill(smp, out.Topic, out.Key, out.Value, out.Timestamp) })
+		}
 		if s.txn != nil {
 			s.txn.Produce(ctx, out, s.promise)
 			continue

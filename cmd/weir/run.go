@@ -42,6 +42,7 @@ type runFlags struct {
 	group        string
 	workerID     string
 	sessionTO    time.Duration
+	adminAddr    string
 }
 
 func init() {
@@ -72,6 +73,7 @@ everything cleanly, committing offsets.`,
 		cmd.Flags().DurationVar(&f.pollInterval, "watch-interval", time.Second, "how often pipeline files are checked for changes (0 disables; SIGHUP always reloads)")
 		cmd.Flags().DurationVar(&f.summaryEvery, "summary-interval", time.Minute, "how often the records-per-component summary is logged at info when records moved (0 disables; one is always logged on exit)")
 		cmd.Flags().StringVar(&f.group, "group", "", "join this worker group (a Kafka group id; default: the broker block's worker_group): every weir run with the same pipeline files and group shares the work")
+		cmd.Flags().StringVar(&f.adminAddr, "admin-addr", "", "admin HTTP listener: the pipeline API (weir tap, weir top), /metrics, the console; host:port or https://host:port, \"off\" for none (default: the embedded broker's admin_addr when set, else "+DefaultRunAdminAddr+"); with the embedded broker it replaces the broker block's admin_addr")
 		cmd.Flags().StringVar(&f.workerID, "worker-id", "", "this worker's id in its group, unique and stable across restarts (default: the host name)")
 		cmd.Flags().DurationVar(&f.sessionTO, "session-timeout", 0, "session timeout of the worker group and of its sinks' and streams' consumer groups (default 6s): a killed worker's work moves after it; a worker restarted with its id takes its place back at once (static members)")
 		return cmd
@@ -102,7 +104,11 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 	brokers, registryURL := cfg.Broker.External, cfg.Broker.SchemaRegistry
 	var emb *embeddedBroker
 	if cfg.Broker.Embedded() {
-		emb, err = startEmbedded(lg, cfg.Broker)
+		b := *cfg.Broker
+		if f.adminAddr != "" {
+			b.AdminAddr = f.adminAddr
+		}
+		emb, err = startEmbedded(lg, &b)
 		if err != nil {
 			return err
 		}
@@ -113,15 +119,31 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 	if err != nil {
 		return err
 	}
-	runner, err := pipelines.NewRunner(pipelines.RunOptions{Client: cfg.Broker.Client.Options(kafkaclient.Options{Brokers: brokers}),
+	metrics := prometheus.NewRegistry()
+	if emb != nil {
+		metrics = emb.n.Metrics()
+	}
+	client := cfg.Broker.Client.Options(kafkaclient.Options{Brokers: brokers})
+	runner, err := pipelines.NewRunner(pipelines.RunOptions{Client: client,
 		SchemaRegistry: registryURL, Registry: cfg.Broker.Client.Registry, ClientProperties: cfg.Broker.ClientProperties(),
-		Logger: lg.Named("pipelines"), Registerer: emb.registry(), Worker: worker})
+		Logger: lg.Named("pipelines"), Registerer: metrics, Worker: worker})
 	if err != nil {
 		return err
 	}
 	defer runner.Stop()
 	if _, err := runner.Apply(ctx, cfg); err != nil {
 		return err
+	}
+	adm, stopAdmin, err := runAdminListener(lg, emb, f.adminAddr, metrics)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
+	if adm != nil {
+		if err := mountRunAdmin(&RunAdmin{Server: adm, Pipeline: runner.Observed(), Client: client,
+			RegistryURL: registryURL, Registry: cfg.Broker.Client.Registry, Logger: lg}); err != nil {
+			return err
+		}
 	}
 	lg.Info("pipelines running", zap.Strings("brokers", brokers), zap.String("security_protocol", cfg.Broker.Client.Security.Protocol), zap.String("schema_registry", registryURL),
 		zap.Int("sources", len(cfg.Sources)), zap.Int("streams", len(cfg.Streams)), zap.Int("sinks", len(cfg.Sinks)))
@@ -346,13 +368,6 @@ type embeddedBroker struct {
 	n           *node.Node
 	kafkaAddr   string
 	registryURL string
-}
-
-func (e *embeddedBroker) registry() prometheus.Registerer {
-	if e == nil {
-		return nil
-	}
-	return e.n.Metrics()
 }
 
 func startEmbedded(lg *zap.Logger, b *pipelines.Broker) (*embeddedBroker, error) {

@@ -192,7 +192,7 @@ func TestRunQuickstart(t *testing.T) {
 	// The exit summary says what went where.
 	for _, want := range []string{`"msg":"pipelines stopped: records per component since start"`,
 		`"sink.archive":"59 in, 59 out to ` + filepath.Join(dir, "out", "app_logs.jsonl"), `"source.app":"59 out to topic app_logs"`,
-		`"sink.console":"6 in, 6 out to stdout"`} {
+		`"sink.console":"6 in, 6 out to stdout"`, `"stream.slow":"59 in, 6 out to topic slow_requests"`} {
 		if !strings.Contains(p.stderr.String(), want) {
 			t.Fatalf("no exit summary with %s in stderr:\n%s", want, p.stderr.String())
 		}
