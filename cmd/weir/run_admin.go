@@ -68,7 +68,7 @@ func runAdminListener(lg *zap.Logger, emb *embeddedBroker, addr string, reg *pro
 	if err != nil {
 		sec.Close()
 		if def && errors.Is(err, syscall.EADDRINUSE) {
-			lg.Warn("the default admin listener's address is in use: no pipeline API (weir tap, weir top); set --admin-addr",
+			lg.Info("the default admin listener's address is in use: no pipeline API (weir tap, weir top); set --admin-addr",
 				zap.String("addr", addr))
 			return nil, func() {}, nil
 		}
