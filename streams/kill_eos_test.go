@@ -2,9 +2,7 @@ package streams
 
 import (
 	"context"
-	"crypto/x509/pkix"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/broker/brokertest/testbroker"
-	"weir/broker/tlsconf/tlstest"
 	"weir/internal/kafkaclient"
-	"weir/internal/kafkapeer"
 	"weir/internal/txntest"
 )
 
@@ -67,28 +63,15 @@ func (p *peerBroker) ReadAll(topic string) []*kgo.Record {
 	return testbroker.ReadAllAt(p.t, p.addr, topic)
 }
 
-// startEOSBroker starts the broker of an exactly-once crash test: weir,
-// or Apache Kafka with WEIR_EOS_TEST_KAFKA=1. It returns the broker
-// and its address.
+// startEOSBroker starts the broker of an exactly-once crash test
+// (txntest.EOSBroker: weir, or Apache Kafka with WEIR_EOS_TEST_KAFKA=1).
+// It returns the broker and its address.
 func startEOSBroker(t *testing.T) (killBroker, string) {
-	if os.Getenv("WEIR_EOS_TEST_KAFKA") == "" {
-		b := testbroker.Start(t)
-		return b, b.Addr
+	addr, b := txntest.EOSBroker(t, "1g")
+	if b != nil {
+		return b, addr
 	}
-	if why := kafkapeer.Available(); why != "" {
-		t.Fatal(why)
-	}
-	dir := t.TempDir()
-	ca := tlstest.NewCA(t, "kafka CA")
-	srv := ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "kafka"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	k, err := kafkapeer.Start(ctx, kafkapeer.Options{Dir: dir, KeyStore: tlstest.Write(t, dir, "kafka.pem", srv.KeyStore()), Heap: "1g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(k.Stop)
-	return &peerBroker{t: t, addr: k.Plaintext}, k.Plaintext
+	return &peerBroker{t: t, addr: addr}, addr
 }
 
 // guarantee is a crash test's processing guarantee: at least once (the

@@ -2,10 +2,8 @@ package kafkasink
 
 import (
 	"context"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -14,35 +12,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/broker/brokertest/testbroker"
-	"weir/broker/tlsconf/tlstest"
 	"weir/connectors"
 	"weir/internal/kafkaclient"
-	"weir/internal/kafkapeer"
 	"weir/internal/txntest"
 )
-
-// eosBroker returns the address of a broker that runs transactions:
-// weir's, or Apache Kafka 4.4 with WEIR_EOS_TEST_KAFKA=1.
-func eosBroker(t *testing.T) string {
-	if os.Getenv("WEIR_EOS_TEST_KAFKA") == "" {
-		b := testbroker.Start(t)
-		return b.Addr
-	}
-	if why := kafkapeer.Available(); why != "" {
-		t.Fatal(why)
-	}
-	dir := t.TempDir()
-	ca := tlstest.NewCA(t, "kafka CA")
-	srv := ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "kafka"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	k, err := kafkapeer.Start(ctx, kafkapeer.Options{Dir: dir, KeyStore: tlstest.Write(t, dir, "kafka.pem", srv.KeyStore())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(k.Stop)
-	return k.Plaintext
-}
 
 // TestExactlyOnceAcrossRebalance: two exactly-once kafka sink tasks in
 // one group copy a topic while the group rebalances under them (the
@@ -55,7 +28,7 @@ func TestExactlyOnceAcrossRebalance(t *testing.T) {
 		t.Skip("a broker with transactions, two sink tasks")
 	}
 	const n, parts = 30_000, 3
-	addr := eosBroker(t)
+	addr, _ := txntest.EOSBroker(t, "")
 	opts := kafkaclient.Options{Brokers: []string{addr}}
 	admCl, err := kafkaclient.New(opts)
 	if err != nil {

@@ -3,12 +3,15 @@
 // use, stopped by Stop from TestMain), to prove the transactional logic
 // against the reference broker; Brokers, the brokers a test runs against
 // (Apache Kafka, and weir's test broker once it answers transactional
-// requests); and ReadCommitted (ReadCommittedSettled: once no transaction
-// is open), a read_committed reader of a topic.
+// requests); EOSBroker, the broker of one exactly-once test (weir, or
+// Apache Kafka with WEIR_EOS_TEST_KAFKA=1); and ReadCommitted
+// (ReadCommittedSettled: once no transaction is open), a read_committed
+// reader of a topic.
 package txntest
 
 import (
 	"context"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/broker/tlsconf/tlstest"
 	"weir/internal/kafkaclient"
 	"weir/internal/kafkapeer"
 )
@@ -64,6 +68,34 @@ func Stop() {
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
+}
+
+// EOSBroker starts the broker of one exactly-once test and returns its
+// address: a fresh weir test broker (returned too), or, with
+// WEIR_EOS_TEST_KAFKA=1 in the environment, a fresh Apache Kafka 4.4 of
+// the test's own (JVM heap heap, "" for kafkapeer's default; stopped at
+// cleanup; weir nil), as the exactly-once tests were proven against
+// before weir's broker had transactions.
+func EOSBroker(t *testing.T, heap string) (addr string, weir *testbroker.Broker) {
+	t.Helper()
+	if os.Getenv("WEIR_EOS_TEST_KAFKA") == "" {
+		b := testbroker.Start(t)
+		return b.Addr, b
+	}
+	if why := kafkapeer.Available(); why != "" {
+		t.Fatal(why)
+	}
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, "kafka CA")
+	srv := ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "kafka"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	k, err := kafkapeer.Start(ctx, kafkapeer.Options{Dir: dir, KeyStore: tlstest.Write(t, dir, "kafka.pem", srv.KeyStore()), Heap: heap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Stop)
+	return k.Plaintext, nil
 }
 
 // Target is a broker an exactly-once test runs against.
