@@ -2,6 +2,7 @@ package group
 
 import (
 	"errors"
+	"iter"
 	"sort"
 	"strings"
 	"time"
@@ -76,41 +77,15 @@ func (m *Machine) Commit(now time.Time, req *kmsg.OffsetCommitRequest, exists fu
 		reply(resp)
 		return
 	}
-	type slot struct {
-		i, j int
-		tp   topicPartition
-		o    Offset
-	}
-	var (
-		slots []slot
-		recs  []Record
-	)
-	nowMs := now.UnixMilli()
-	for i, rt := range req.Topics {
-		for j, rp := range rt.Partitions {
-			sp := &resp.Topics[i].Partitions[j]
-			md := ""
-			if rp.Metadata != nil {
-				md = *rp.Metadata
+	slots, recs := m.commitRecords(req.Group, now, req.Version >= 6, exists, func(yield func(commitPart) bool) {
+		for i, rt := range req.Topics {
+			for j, rp := range rt.Partitions {
+				if !yield(commitPart{i, j, rt.Topic, rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata}) {
+					return
+				}
 			}
-			switch {
-			case len(md) > m.cfg.OffsetMetadataMaxBytes:
-				sp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-				continue
-			case exists != nil && !exists(rt.Topic, rp.Partition):
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				continue
-			}
-			o := Offset{Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, Metadata: md, CommitTimestamp: nowMs}
-			if req.Version < 6 {
-				o.LeaderEpoch = -1
-			}
-			tp := topicPartition{strings.Clone(rt.Topic), rp.Partition}
-			o.Metadata = strings.Clone(o.Metadata)
-			slots = append(slots, slot{i, j, tp, o})
-			recs = append(recs, Record{Key: offsetKey(req.Group, tp.topic, tp.partition), Value: offsetValue(o)})
 		}
-	}
+	}, func(i, j int, code int16) { resp.Topics[i].Partitions[j].ErrorCode = code })
 	if len(recs) == 0 {
 		reply(resp)
 		return
@@ -143,6 +118,64 @@ func (m *Machine) Commit(now time.Time, req *kmsg.OffsetCommitRequest, exists fu
 		m.dropIfUnused(g)
 		reply(resp)
 	})
+}
+
+// commitPart is one partition of an OffsetCommit or TxnOffsetCommit
+// request; i, j are its topic's and its own index in the request (and
+// the response).
+type commitPart struct {
+	i, j        int
+	topic       string
+	partition   int32
+	offset      int64
+	leaderEpoch int32
+	metadata    *string
+}
+
+// commitSlot is a partition a commit writes: its place in the response
+// (i, j), its key and its offset.
+type commitSlot struct {
+	i, j int
+	tp   topicPartition
+	o    Offset
+}
+
+// commitRecords checks the partitions of a commit of group (the
+// metadata's size, the partition's existence: refused gets the error of
+// one it refuses) and returns the slots and records of the others, the
+// offsets committed at now; withEpoch: the request's version carries
+// leader epochs (else they are -1). The strings are copied (the request
+// aliases the read buffer). Commit and TxnCommit share it, so both
+// check their partitions the same way.
+func (m *Machine) commitRecords(group string, now time.Time, withEpoch bool, exists func(topic string, partition int32) bool,
+	parts iter.Seq[commitPart], refused func(i, j int, code int16)) ([]commitSlot, []Record) {
+	var (
+		slots []commitSlot
+		recs  []Record
+	)
+	nowMs := now.UnixMilli()
+	for cp := range parts {
+		md := ""
+		if cp.metadata != nil {
+			md = *cp.metadata
+		}
+		switch {
+		case len(md) > m.cfg.OffsetMetadataMaxBytes:
+			refused(cp.i, cp.j, kerr.OffsetMetadataTooLarge.Code)
+			continue
+		case exists != nil && !exists(cp.topic, cp.partition):
+			refused(cp.i, cp.j, kerr.UnknownTopicOrPartition.Code)
+			continue
+		}
+		o := Offset{Offset: cp.offset, LeaderEpoch: cp.leaderEpoch, Metadata: strings.Clone(md), CommitTimestamp: nowMs}
+		if !withEpoch {
+			o.LeaderEpoch = -1
+		}
+		tp := topicPartition{strings.Clone(cp.topic), cp.partition}
+		slots = append(slots, commitSlot{cp.i, cp.j, tp, o})
+		recs = append(recs, Record{Key: offsetKey(group, tp.topic, tp.partition), Value: offsetValue(o)})
+	}
+	return slots, recs
 }
 
 // FetchOffsets returns the committed offsets of group for topics (nil:

@@ -16,7 +16,6 @@ package group
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -106,40 +105,15 @@ func (m *Machine) TxnCommit(now time.Time, req *kmsg.TxnOffsetCommitRequest, exi
 		reply(resp)
 		return
 	}
-	type slot struct {
-		i, j int
-		tp   topicPartition
-		o    Offset
-	}
-	var (
-		slots []slot
-		recs  []Record
-	)
-	nowMs := now.UnixMilli()
-	for i, rt := range req.Topics {
-		for j, rp := range rt.Partitions {
-			sp := &resp.Topics[i].Partitions[j]
-			md := ""
-			if rp.Metadata != nil {
-				md = *rp.Metadata
+	slots, recs := m.commitRecords(req.Group, now, req.Version >= 2, exists, func(yield func(commitPart) bool) {
+		for i, rt := range req.Topics {
+			for j, rp := range rt.Partitions {
+				if !yield(commitPart{i, j, rt.Topic, rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata}) {
+					return
+				}
 			}
-			switch {
-			case len(md) > m.cfg.OffsetMetadataMaxBytes:
-				sp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-				continue
-			case exists != nil && !exists(rt.Topic, rp.Partition):
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				continue
-			}
-			o := Offset{Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, Metadata: strings.Clone(md), CommitTimestamp: nowMs}
-			if req.Version < 2 {
-				o.LeaderEpoch = -1
-			}
-			tp := topicPartition{strings.Clone(rt.Topic), rp.Partition}
-			slots = append(slots, slot{i, j, tp, o})
-			recs = append(recs, Record{Key: offsetKey(req.Group, tp.topic, tp.partition), Value: offsetValue(o)})
 		}
-	}
+	}, func(i, j int, code int16) { resp.Topics[i].Partitions[j].ErrorCode = code })
 	if len(recs) == 0 {
 		reply(resp)
 		return
