@@ -158,60 +158,24 @@ func (c *encCompiler) compile(n *Node) encFn {
 	case Array:
 		item := c.compile(n.Items)
 		return func(b []byte, v any) ([]byte, error) {
-			var err error
 			switch list := v.(type) {
 			case []any:
-				if len(list) > 0 {
-					b = appendLong(b, int64(len(list)))
-					for i, it := range list {
-						if b, err = item(b, it); err != nil {
-							return b, fmt.Errorf("array item %d: %w", i, err)
-						}
-					}
-				}
+				return appendArray(b, list, item)
 			case []string:
-				if len(list) > 0 {
-					b = appendLong(b, int64(len(list)))
-					for i, it := range list {
-						if b, err = item(b, it); err != nil {
-							return b, fmt.Errorf("array item %d: %w", i, err)
-						}
-					}
-				}
-			default:
-				return b, datumErr(n, v)
+				return appendArray(b, list, item)
 			}
-			return append(b, 0), nil
+			return b, datumErr(n, v)
 		}
 	case Map:
 		val := c.compile(n.Values)
 		return func(b []byte, v any) ([]byte, error) {
-			var err error
 			switch m := v.(type) {
 			case map[string]any:
-				if len(m) > 0 {
-					b = appendLong(b, int64(len(m)))
-					for k, it := range m {
-						b = appendString(b, k)
-						if b, err = val(b, it); err != nil {
-							return b, fmt.Errorf("map key %q: %w", k, err)
-						}
-					}
-				}
+				return appendMap(b, m, val)
 			case map[string]string:
-				if len(m) > 0 {
-					b = appendLong(b, int64(len(m)))
-					for k, it := range m {
-						b = appendString(b, k)
-						if b, err = val(b, it); err != nil {
-							return b, fmt.Errorf("map key %q: %w", k, err)
-						}
-					}
-				}
-			default:
-				return b, datumErr(n, v)
+				return appendMap(b, m, val)
 			}
-			return append(b, 0), nil
+			return b, datumErr(n, v)
 		}
 	case Union:
 		return c.union(n)
@@ -415,4 +379,35 @@ func unscaled(r *big.Rat, scale, size int) []byte {
 		b = append(p, b...)
 	}
 	return b
+}
+
+// appendArray writes list as an Avro array: one block of its items, each
+// written by item (no block when it is empty), and the end marker.
+func appendArray[T any](b []byte, list []T, item encFn) ([]byte, error) {
+	if len(list) > 0 {
+		b = appendLong(b, int64(len(list)))
+		for i, it := range list {
+			var err error
+			if b, err = item(b, it); err != nil {
+				return b, fmt.Errorf("array item %d: %w", i, err)
+			}
+		}
+	}
+	return append(b, 0), nil
+}
+
+// appendMap writes m as an Avro map: one block of its entries, each value
+// written by val (no block when it is empty), and the end marker.
+func appendMap[V any](b []byte, m map[string]V, val encFn) ([]byte, error) {
+	if len(m) > 0 {
+		b = appendLong(b, int64(len(m)))
+		for k, it := range m {
+			b = appendString(b, k)
+			var err error
+			if b, err = val(b, it); err != nil {
+				return b, fmt.Errorf("map key %q: %w", k, err)
+			}
+		}
+	}
+	return append(b, 0), nil
 }
