@@ -35,15 +35,19 @@ type env struct {
 
 type envOptions struct {
 	readOnly bool
+	interval time.Duration // of the sampler; 0: 200 ms
 	security *httpsec.Security
 }
 
-func startEnv(t *testing.T, o envOptions) *env {
+func startEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	b := testbroker.Start(t)
 	e := &env{b: b, reg: b.Registry(t)}
+	if o.interval == 0 {
+		o.interval = 200 * time.Millisecond
+	}
 	c, err := New(Config{Kafka: kafkaclient.Options{Brokers: []string{b.Addr}}, Registry: srclient.Options{URLs: e.reg},
-		ReadOnly: o.readOnly, Name: "test", SampleInterval: 200 * time.Millisecond})
+		ReadOnly: o.readOnly, Name: "test", SampleInterval: o.interval})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +119,7 @@ func checkPage(t *testing.T, tab *browsertest.Tab, name, url string, wantStatus 
 // accessibility check at 1280 and 390 px wide.
 func TestClusterAndTopicsPages(t *testing.T) {
 	br := browsertest.Shared(t)
+	t.Parallel()
 	e := startEnv(t, envOptions{})
 	e.b.CreateTopic("orders", 3, map[string]*string{"retention.ms": new("3600000")})
 	e.produce(t, "orders", 30, func(i int) string { return fmt.Sprint("k", i) }, func(i int) []byte { return fmt.Appendf(nil, `{"n":%d}`, i) })
@@ -164,6 +169,7 @@ func TestClusterAndTopicsPages(t *testing.T) {
 // with them; in read-only mode the create-topic form is hidden and its
 // POST refused (403), and the topic is not created.
 func TestAuthAndReadOnly(t *testing.T) {
+	t.Parallel()
 	users := filepath.Join(t.TempDir(), "users")
 	if err := os.WriteFile(users, []byte("ann: secret-pw,admin\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -226,6 +232,7 @@ func TestAuthAndReadOnly(t *testing.T) {
 // form creates a topic and lands on its page.
 func TestCreateTopicFromBrowser(t *testing.T) {
 	br := browsertest.Shared(t)
+	t.Parallel()
 	e := startEnv(t, envOptions{})
 	tab := br.Tab(t, browsertest.TabOptions{Width: 390, Height: 844})
 	checkPage(t, tab, "topics-create", e.base+"topics", 200)

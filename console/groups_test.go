@@ -19,6 +19,7 @@ import (
 // lag per partition (15 in all) and a lag history chart with a line.
 func TestGroupsPage(t *testing.T) {
 	br := browsertest.Shared(t)
+	t.Parallel()
 	e := startEnv(t, envOptions{})
 	e.b.CreateTopic("clicks", 2, nil)
 	e.produce(t, "clicks", 30, func(i int) string { return fmt.Sprint(i) }, func(i int) []byte { return []byte("{}") })

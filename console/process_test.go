@@ -89,6 +89,7 @@ func startWeirBroker(t *testing.T) weirBroker {
 // subject.
 func TestWeirBrokerConsole(t *testing.T) {
 	br := browsertest.Shared(t)
+	t.Parallel()
 	wb := startWeirBroker(t)
 	base := "http://" + wb.admin + "/console/"
 	if code, _ := get(t, base); code != http.StatusUnauthorized {

@@ -22,7 +22,7 @@ const pageViewSchema = `{"type":"record","name":"PageView","namespace":"weir.tes
 
 // registerAvro registers text under subject and returns an encoder of
 // Confluent-framed Avro with its id.
-func registerAvro(t *testing.T, regURL, subject, text string) func(v map[string]any) []byte {
+func registerAvro(t testing.TB, regURL, subject, text string) func(v map[string]any) []byte {
 	t.Helper()
 	cl, err := srclient.New(srclient.Options{URLs: regURL})
 	if err != nil {
@@ -60,6 +60,7 @@ func registerAvro(t *testing.T, regURL, subject, text string) func(v map[string]
 // deleted while browsed (404).
 func TestRecordBrowser(t *testing.T) {
 	br := browsertest.Shared(t)
+	t.Parallel()
 	e := startEnv(t, envOptions{})
 	enc := registerAvro(t, e.reg, "views-value", pageViewSchema)
 	e.b.CreateTopic("views", 2, nil)

@@ -14,6 +14,7 @@ import (
 // naming the versions there are, an unknown subject a 404.
 func TestSchemasPages(t *testing.T) {
 	br := browsertest.Shared(t)
+	t.Parallel()
 	e := startEnv(t, envOptions{})
 	registerAvro(t, e.reg, "views-value", pageViewSchema)
 	registerAvro(t, e.reg, "views-value", strings.Replace(pageViewSchema, `{"name":"ms","type":"long"}]`,

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -47,9 +48,19 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		names = append(names, t.Topic)
 	}
-	starts, errS := c.adm.ListStartOffsets(ctx, names...)
-	ends, errE := c.adm.ListEndOffsets(ctx, names...)
-	sizes, errD := c.adm.DescribeAllLogDirs(ctx, nil)
+	// Three independent requests (each with its own metadata look-up):
+	// at once.
+	var (
+		starts, ends     kadm.ListedOffsets
+		sizes            kadm.DescribedAllLogDirs
+		errS, errE, errD error
+		wg               sync.WaitGroup
+	)
+	wg.Add(3)
+	go func() { defer wg.Done(); starts, errS = c.adm.ListStartOffsets(ctx, names...) }()
+	go func() { defer wg.Done(); ends, errE = c.adm.ListEndOffsets(ctx, names...) }()
+	go func() { defer wg.Done(); sizes, errD = c.adm.DescribeAllLogDirs(ctx, nil) }()
+	wg.Wait()
 	size := map[string]int64{}
 	if errD == nil {
 		sizes.Each(func(d kadm.DescribedLogDir) {
@@ -125,9 +136,19 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
 	if t.Err != nil {
 		errs = append(errs, fmt.Errorf("topic %s: %w", topic, t.Err))
 	}
-	starts, errS := c.adm.ListStartOffsets(ctx, topic)
-	ends, errE := c.adm.ListEndOffsets(ctx, topic)
-	dirs, errD := c.adm.DescribeAllLogDirs(ctx, kadm.TopicsSet{topic: {}})
+	var (
+		starts, ends     kadm.ListedOffsets
+		dirs             kadm.DescribedAllLogDirs
+		rcs              kadm.ResourceConfigs
+		errS, errE, errD error
+		wg               sync.WaitGroup
+	)
+	wg.Add(4)
+	go func() { defer wg.Done(); starts, errS = c.adm.ListStartOffsets(ctx, topic) }()
+	go func() { defer wg.Done(); ends, errE = c.adm.ListEndOffsets(ctx, topic) }()
+	go func() { defer wg.Done(); dirs, errD = c.adm.DescribeAllLogDirs(ctx, kadm.TopicsSet{topic: {}}) }()
+	go func() { defer wg.Done(); rcs, err = c.adm.DescribeTopicConfigs(ctx, topic) }()
+	wg.Wait()
 	errs = append(errs, errS, errE, errD)
 	for _, p := range t.Partitions.Sorted() {
 		tp := topicPartition{partitionRow: rowOf(p)}
@@ -149,7 +170,6 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
 		d.Size += tp.Size
 		d.Partitions = append(d.Partitions, tp)
 	}
-	rcs, err := c.adm.DescribeTopicConfigs(ctx, topic)
 	if err == nil {
 		var rc kadm.ResourceConfig
 		rc, err = rcs.On(topic, nil)
