@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"weir/broker/internal/deadlines"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -61,9 +63,7 @@ type Coordinator struct {
 	writers map[int32]*writer
 	closed  bool
 
-	kick     chan struct{}
-	stop     chan struct{}
-	loopDone chan struct{}
+	timers *deadlines.Loop
 }
 
 // Options are a Coordinator's collaborators.
@@ -86,7 +86,7 @@ func NewCoordinator(cfg Config, st Storage, opts Options) (*Coordinator, error) 
 	c := &Coordinator{
 		cfg: cfg, st: st, now: opts.Now, log: opts.Logger, topics: opts.Topics,
 		writers: map[int32]*writer{},
-		kick:    make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{}),
+		timers:  deadlines.New(),
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -99,7 +99,7 @@ func NewCoordinator(cfg Config, st Storage, opts Options) (*Coordinator, error) 
 			return nil, err
 		}
 	}
-	go c.loop()
+	c.timers.Start(c.now, c.tick)
 	return c, nil
 }
 
@@ -113,8 +113,7 @@ func (c *Coordinator) Close() {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	close(c.stop)
-	<-c.loopDone
+	c.timers.Stop()
 }
 
 // start creates the Machine for n partitions and loads them all.
@@ -231,45 +230,19 @@ func (c *Coordinator) with(fn func(m *Machine, now time.Time)) *kerr.Error {
 	return nil
 }
 
-func (c *Coordinator) poke() {
-	select {
-	case c.kick <- struct{}{}:
-	default:
-	}
-}
+func (c *Coordinator) poke() { c.timers.Kick() }
 
-func (c *Coordinator) loop() {
-	defer close(c.loopDone)
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	for {
-		c.mu.Lock()
-		var next time.Time
-		if c.m != nil {
-			now := c.now()
-			c.m.Tick(now)
-			c.flushWrites()
-			next = c.m.NextDeadline()
-		}
-		c.mu.Unlock()
-		wait := time.Hour
-		if !next.IsZero() {
-			wait = max(next.Sub(c.now()), 0)
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(wait)
-		select {
-		case <-c.kick:
-		case <-t.C:
-		case <-c.stop:
-			return
-		}
+// tick runs the Machine's timers and returns its next deadline (the
+// zero time while there is no Machine); the timer loop calls it.
+func (c *Coordinator) tick() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		return time.Time{}
 	}
+	c.m.Tick(c.now())
+	c.flushWrites()
+	return c.m.NextDeadline()
 }
 
 // writer appends one partition's Writes, batching what queues up.
@@ -351,17 +324,6 @@ func (c *Coordinator) runWriter(wr *writer) {
 	}
 }
 
-// await waits for a reply or the context.
-func await[T any](ctx context.Context, ch chan T) (T, error) {
-	select {
-	case v := <-ch:
-		return v, nil
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}
-
 // CoordinatorFor answers FindCoordinator for a group: nil when this broker
 // coordinates it (creating and loading __consumer_offsets if needed).
 func (c *Coordinator) CoordinatorFor(group string) *kerr.Error {
@@ -382,7 +344,7 @@ func (c *Coordinator) Join(ctx context.Context, req *kmsg.JoinGroupRequest, clie
 		return joinError(req.MemberID, e), nil
 	}
 	c.poke()
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }
 
 // Sync runs a SyncGroup; it returns once the leader's assignment is
@@ -395,7 +357,7 @@ func (c *Coordinator) Sync(ctx context.Context, req *kmsg.SyncGroupRequest) (*km
 		return syncError(e), nil
 	}
 	c.poke()
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }
 
 // Heartbeat runs a Heartbeat.
@@ -436,7 +398,7 @@ func (c *Coordinator) Commit(ctx context.Context, req *kmsg.OffsetCommitRequest,
 		}
 		return r, nil
 	}
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }
 
 // FetchOffsets returns a group's committed offsets (topics nil: all);
@@ -485,7 +447,7 @@ func (c *Coordinator) ConsumerHeartbeat(ctx context.Context, req *kmsg.ConsumerG
 		return heartbeatError(e, ""), nil
 	}
 	c.poke()
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }
 
 // ConsumerDescribe describes consumer-protocol groups
@@ -514,7 +476,7 @@ func (c *Coordinator) TxnCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRe
 	}); e != nil {
 		return TxnCommitErrors(req, e.Code), nil
 	}
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }
 
 // TxnCommitErrors answers every partition of a TxnOffsetCommit with code.
@@ -556,7 +518,7 @@ func (c *Coordinator) DeleteOffsets(ctx context.Context, req *kmsg.OffsetDeleteR
 		r.ErrorCode = e.Code
 		return r, nil
 	}
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }
 
 // Describe describes groups.
@@ -599,5 +561,5 @@ func (c *Coordinator) Delete(ctx context.Context, ids []string) ([]kmsg.DeleteGr
 		}
 		return out, nil
 	}
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }

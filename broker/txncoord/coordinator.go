@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/group"
+	"weir/broker/internal/deadlines"
 )
 
 // Storage is __transaction_state as the coordinator needs it; the Kafka
@@ -84,9 +85,7 @@ type Coordinator struct {
 	cancel  context.CancelFunc
 	jobs    sync.WaitGroup
 
-	kick     chan struct{}
-	stop     chan struct{}
-	loopDone chan struct{}
+	timers *deadlines.Loop
 }
 
 // Options are a Coordinator's collaborators.
@@ -106,7 +105,7 @@ func NewCoordinator(cfg Config, st Storage, mw MarkerWriter, newPID func() (int6
 	c := &Coordinator{
 		cfg: cfg, st: st, mw: mw, newPID: newPID, now: opts.Now, log: opts.Logger,
 		writers: map[int32]*writer{}, parts: map[int32]*partJobs{},
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), loopDone: make(chan struct{}),
+		timers: deadlines.New(),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if c.now == nil {
@@ -120,7 +119,7 @@ func NewCoordinator(cfg Config, st Storage, mw MarkerWriter, newPID func() (int6
 			return nil, err
 		}
 	}
-	go c.loop()
+	c.timers.Start(c.now, c.tick)
 	return c, nil
 }
 
@@ -134,8 +133,7 @@ func (c *Coordinator) Close() {
 	c.closed = true
 	c.mu.Unlock()
 	c.cancel()
-	close(c.stop)
-	<-c.loopDone
+	c.timers.Stop()
 	c.jobs.Wait()
 }
 
@@ -284,44 +282,19 @@ func (c *Coordinator) with(fn func(m *Machine, now time.Time)) *kerr.Error {
 	return nil
 }
 
-func (c *Coordinator) poke() {
-	select {
-	case c.kick <- struct{}{}:
-	default:
-	}
-}
+func (c *Coordinator) poke() { c.timers.Kick() }
 
-func (c *Coordinator) loop() {
-	defer close(c.loopDone)
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	for {
-		c.mu.Lock()
-		var next time.Time
-		if c.m != nil {
-			c.m.Tick(c.now())
-			c.flush()
-			next = c.m.NextDeadline()
-		}
-		c.mu.Unlock()
-		wait := time.Hour
-		if !next.IsZero() {
-			wait = max(next.Sub(c.now()), 0)
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(wait)
-		select {
-		case <-c.kick:
-		case <-t.C:
-		case <-c.stop:
-			return
-		}
+// tick runs the Machine's timers and returns its next deadline (the
+// zero time while there is no Machine); the timer loop calls it.
+func (c *Coordinator) tick() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		return time.Time{}
 	}
+	c.m.Tick(c.now())
+	c.flush()
+	return c.m.NextDeadline()
 }
 
 type writer struct {
@@ -453,16 +426,6 @@ func (c *Coordinator) runWriter(wr *writer) {
 	}
 }
 
-func await[T any](ctx context.Context, ch chan T) (T, error) {
-	select {
-	case v := <-ch:
-		return v, nil
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}
-
 // CoordinatorFor answers FindCoordinator for a transactional id: nil when
 // this broker coordinates it (creating and loading __transaction_state
 // if needed).
@@ -493,7 +456,7 @@ func (c *Coordinator) InitProducerID(ctx context.Context, id string, timeoutMs i
 		return InitResult{ProducerID: -1, Epoch: -1, Err: e}, nil
 	}
 	c.poke()
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }
 
 // AddPartitions adds partitions to a transaction.
@@ -505,7 +468,7 @@ func (c *Coordinator) AddPartitions(ctx context.Context, id string, pid int64, e
 		return e, nil
 	}
 	c.poke()
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }
 
 // Verify checks that partitions are in a producer's ongoing transaction.
@@ -530,7 +493,7 @@ func (c *Coordinator) EndTxn(ctx context.Context, id string, pid int64, epoch in
 		return e, nil
 	}
 	c.poke()
-	return await(ctx, ch)
+	return deadlines.Await(ctx, ch)
 }
 
 // Describe runs fn on the Machine for read-only answers (Describe, List).
