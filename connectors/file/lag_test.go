@@ -24,14 +24,7 @@ func TestCopytruncateBehindReader(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
 	const lines = 20000
-	content := func(prefix string) []byte {
-		var b []byte
-		for i := range lines {
-			b = fmt.Appendf(b, "%s line %06d with some padding to look like a log line\n", prefix, i)
-		}
-		return b
-	}
-	if err := os.WriteFile(path, content("old"), 0o644); err != nil {
+	if err := os.WriteFile(path, paddedLines("old", lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	src, err := New(Options{Topic: "t", Include: []string{filepath.Join(dir, "app.log*")}, Encoder: JSONEncoder{},
@@ -62,29 +55,9 @@ func TestCopytruncateBehindReader(t *testing.T) {
 		t.Fatalf("first poll returned %d records; the test needs the reader part way through the file", n)
 	}
 	// copytruncate, then the writer goes on well past the reader's offset.
-	if err := os.WriteFile(path+".1", content("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, content("new"), 0o644); err != nil { // O_TRUNC: same inode
-		t.Fatal(err)
-	}
+	copytruncate(t, path, lines)
 	poll() // no scan is due: the reader meets the new content at its offset
-	src.o.RescanInterval = 10 * time.Millisecond
-	testkit.CheckFor(t, 20*time.Second, func() error {
-		poll()
-		if len(seen) < 2*lines {
-			return fmt.Errorf("%d distinct lines of %d", len(seen), 2*lines)
-		}
-		return nil
-	})
-	for _, prefix := range []string{"old", "new"} {
-		for i := range lines {
-			msg := fmt.Sprintf("%s line %06d with some padding to look like a log line", prefix, i)
-			if n := seen[msg]; n != 1 {
-				t.Fatalf("%q arrived %d times", msg, n)
-			}
-		}
-	}
+	readOldAndNewOnce(t, src, func() { poll() }, seen, lines)
 }
 
 // TestCopytruncateBetweenOpenAndFirstRead: a file is identified by its
@@ -100,14 +73,7 @@ func TestCopytruncateBetweenOpenAndFirstRead(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
 	const lines = 20000
-	content := func(prefix string) []byte {
-		var b []byte
-		for i := range lines {
-			b = fmt.Appendf(b, "%s line %06d with some padding to look like a log line\n", prefix, i)
-		}
-		return b
-	}
-	if err := os.WriteFile(path, content("old"), 0o644); err != nil {
+	if err := os.WriteFile(path, paddedLines("old", lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	src, err := New(Options{Topic: "t", Include: []string{filepath.Join(dir, "app.log*")}, Encoder: JSONEncoder{},
@@ -126,12 +92,7 @@ func TestCopytruncateBetweenOpenAndFirstRead(t *testing.T) {
 	}
 	oldKey := src.files[0].key
 	// copytruncate before the first read.
-	if err := os.WriteFile(path+".1", content("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, content("new"), 0o644); err != nil { // O_TRUNC: same inode
-		t.Fatal(err)
-	}
+	copytruncate(t, path, lines)
 	seen := map[string]int{}
 	poll := func() {
 		out, err := src.Poll(context.Background(), nil)
@@ -150,19 +111,49 @@ func TestCopytruncateBetweenOpenAndFirstRead(t *testing.T) {
 		}
 	}
 	poll() // no scan is due: the first read finds the new content
+	readOldAndNewOnce(t, src, poll, seen, lines)
+}
+
+// paddedLines is n log lines "<prefix> line <i> with some padding ...".
+func paddedLines(prefix string, n int) []byte {
+	var b []byte
+	for i := range n {
+		b = fmt.Appendf(b, "%s line %06d with some padding to look like a log line\n", prefix, i)
+	}
+	return b
+}
+
+// copytruncate rotates path as logrotate's copytruncate does, path
+// holding n "old" lines: the copy (path.1) takes them and path is
+// written again, truncated (the same inode), with n "new" lines.
+func copytruncate(t *testing.T, path string, n int) {
+	t.Helper()
+	if err := os.WriteFile(path+".1", paddedLines("old", n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, paddedLines("new", n), 0o644); err != nil { // O_TRUNC: same inode
+		t.Fatal(err)
+	}
+}
+
+// readOldAndNewOnce lets src rescan often and polls (poll counts the
+// messages in seen) until every line of the copytruncate's old and new
+// content (n each) arrived, and checks that each arrived once.
+func readOldAndNewOnce(t *testing.T, src *Source, poll func(), seen map[string]int, n int) {
+	t.Helper()
 	src.o.RescanInterval = 10 * time.Millisecond
 	testkit.CheckFor(t, 20*time.Second, func() error {
 		poll()
-		if len(seen) < 2*lines {
-			return fmt.Errorf("%d distinct lines of %d", len(seen), 2*lines)
+		if len(seen) < 2*n {
+			return fmt.Errorf("%d distinct lines of %d", len(seen), 2*n)
 		}
 		return nil
 	})
 	for _, prefix := range []string{"old", "new"} {
-		for i := range lines {
+		for i := range n {
 			msg := fmt.Sprintf("%s line %06d with some padding to look like a log line", prefix, i)
-			if n := seen[msg]; n != 1 {
-				t.Fatalf("%q arrived %d times", msg, n)
+			if c := seen[msg]; c != 1 {
+				t.Fatalf("%q arrived %d times", msg, c)
 			}
 		}
 	}
