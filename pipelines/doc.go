@@ -144,7 +144,8 @@
 //
 // test "<name>" blocks (testblocks.go) are unit tests of transforms, as
 // Vector's and Logstash's pipeline tests: target = source.<name>,
-// stream.<name> (stateless) or transform.<name>, input blocks (value as
+// stream.<name> (stateless), transform.<name> or a list of transforms
+// (chained in order), input blocks (value as
 // a string or an object, key, headers, timestamp, topic) and either
 // output blocks (value exact, fields subset, key, topic, timestamp,
 // headers, condition expressions over record, dead_letter and error),

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -100,7 +101,7 @@ const TestBlockDoc = "A unit test of the transform steps of a source, a stateles
 
 // TestBlockFields are the test block's own settings.
 var TestBlockFields = []connectors.Field{
-	{Name: "target", Type: connectors.Expression, Required: true, Doc: "what the test runs: source.<name>, stream.<name> (a stream without count or aggregate) or transform.<name>"},
+	{Name: "target", Type: connectors.Expression, Required: true, Doc: "what the test runs: source.<name>, stream.<name> (a stream without count or aggregate), transform.<name>, or a list of transforms run in order as a component's transforms = [...] runs them"},
 	{Name: "no_output", Type: connectors.Bool, Default: false, Doc: "every input must be dropped (by a filter): no record comes out; excludes output blocks"},
 }
 
@@ -213,9 +214,12 @@ func (l *loader) testTarget(t *Test, a *hcl.Attribute, diags *hcl.Diagnostics) b
 			Detail: detail, Subject: a.Expr.Range().Ptr()})
 		return false
 	}
+	if tc, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok {
+		return l.testTransforms(t, tc, diags)
+	}
 	tr, d := hcl.AbsTraversalForExpr(a.Expr)
 	if d.HasErrors() || len(tr) != 2 {
-		return bad("target names what the test runs: source.<name>, stream.<name> or transform.<name>.")
+		return bad("target names what the test runs: source.<name>, stream.<name> or transform.<name> (or a list of transforms, run in order).")
 	}
 	attr, isAttr := tr[1].(hcl.TraverseAttr)
 	if !isAttr {
@@ -270,6 +274,36 @@ func (l *loader) testTarget(t *Test, a *hcl.Attribute, diags *hcl.Diagnostics) b
 	*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Reference to undeclared " + root,
 		Detail: fmt.Sprintf("No %s named %q is declared.%s", root, name, suggest(name, names)), Subject: a.Expr.Range().Ptr()})
 	return false
+}
+
+// testTransforms resolves target = [transform.a, transform.b, ...]: the
+// transform blocks' steps chained in order, as a component's
+// transforms = [...] runs them.
+func (l *loader) testTransforms(t *Test, tc *hclsyntax.TupleConsExpr, diags *hcl.Diagnostics) bool {
+	chain := &Chain{}
+	var names []string
+	ok := len(tc.Exprs) > 0
+	if !ok {
+		*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid test target",
+			Detail: "An empty list: name the transforms to run, as in [transform.parse, transform.enrich].", Subject: tc.Range().Ptr()})
+	}
+	for _, e := range tc.Exprs {
+		one := &Test{Name: t.Name}
+		if !l.testTarget(one, &hcl.Attribute{Name: "target", Expr: e, Range: e.Range(), NameRange: e.Range()}, diags) {
+			ok = false
+			continue
+		}
+		if one.transform == nil {
+			*diags = append(*diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid test target",
+				Detail: fmt.Sprintf("A list of targets chains transform blocks; %s is not one: test it on its own.", one.Target), Subject: e.Range().Ptr()})
+			ok = false
+			continue
+		}
+		chain.steps = append(chain.steps, one.transform.steps...)
+		names = append(names, one.Target)
+	}
+	t.Target, t.TargetRange, t.transform = "["+strings.Join(names, ", ")+"]", tc.Range(), chain
+	return ok
 }
 
 func keysBlocks(m map[string]*hcl.Block) []string {

@@ -68,6 +68,12 @@ transform "tidy" {
     fields = ["message"]
   }
 }
+
+transform "tag" {
+  set {
+    tagged = startswith(record.msg, "padded")
+  }
+}
 `
 
 func loadTests(t *testing.T, tests string) (*Config, hcl.Diagnostics) {
@@ -166,6 +172,16 @@ test "transform alone" {
   }
 }
 
+test "transforms chained" {
+  target = [transform.tidy, transform.tag]
+  input {
+    value = "  padded line  "
+  }
+  output {
+    value = { msg = "padded line", tagged = true }
+  }
+}
+
 test "undecodable input is dead-lettered" {
   target = stream.slow
   input {
@@ -177,8 +193,8 @@ test "undecodable input is dead-lettered" {
   }
 }
 `)
-	if len(res) != 5 {
-		t.Fatalf("%d results, want 5", len(res))
+	if len(res) != 6 {
+		t.Fatalf("%d results, want 6", len(res))
 	}
 	for _, r := range res {
 		if !r.Passed() {
@@ -340,6 +356,14 @@ test "a" {
   }
   no_output = true
 }
+
+test "e" {
+  target = [transform.tidy, stream.slow, transform.tga]
+  input {
+    value = "x"
+  }
+  no_output = true
+}
 `
 	_, diags := loadTests(t, src)
 	SortDiagnostics(diags)
@@ -357,6 +381,8 @@ test "a" {
 		`t.hcl:33:15: error: Conflicting test expectations: no_output = true expects every input to be dropped; remove it or the output blocks.`,
 		`t.hcl:35:29: error: Unknown variable: There is no variable named "other". other exists only in the add and merge expressions of an aggregate block.`,
 		`t.hcl:39:6: error: Duplicate test "a": A test named "a" is already declared at t.hcl:1:1; names must be unique.`,
+		`t.hcl:48:29: error: Invalid test target: A list of targets chains transform blocks; stream.slow is not one: test it on its own.`,
+		`t.hcl:48:42: error: Reference to undeclared transform: No transform named "tga" is declared. Did you mean "tag"?`,
 	}
 	got := strings.Split(strings.TrimSpace(diagLines(diags)), "\n")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -248,6 +248,15 @@ func (h *testHarness) runStream(ctx context.Context, t *Test) ([]TestRecord, hcl
 	return col.out, nil
 }
 
+// dlqName names the dead-letter topic of a transform test: the
+// transform's (the first one's of a list); a component using it has its
+// own.
+func (t *Test) dlqName() string {
+	name := strings.TrimPrefix(strings.Trim(t.Target, "[]"), "transform.")
+	name, _, _ = strings.Cut(name, ",")
+	return name
+}
+
 // testCollector receives a stream's results (as its transactional
 // producer) and dead letters (as its sink context), in order.
 type testCollector struct {
@@ -289,7 +298,7 @@ func (h *testHarness) runTransform(ctx context.Context, t *Test) ([]TestRecord, 
 			if r.err != nil {
 				msg = r.err.Error()
 			}
-			out = append(out, TestRecord{Topic: deadletter.Topic(strings.TrimPrefix(t.Target, "transform.")), Key: in.Key, Value: lineValue(in),
+			out = append(out, TestRecord{Topic: deadletter.Topic(t.dlqName()), Key: in.Key, Value: lineValue(in),
 				Headers: in.Headers, Timestamp: in.Timestamp, DeadLetter: true, Error: msg})
 		default:
 			ts := r.ts
