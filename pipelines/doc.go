@@ -144,7 +144,7 @@
 //
 // test "<name>" blocks (testblocks.go) are unit tests of transforms, as
 // Vector's and Logstash's pipeline tests: target = source.<name>,
-// stream.<name> (stateless), transform.<name> or a list of transforms
+// stream.<name>, transform.<name> or a list of transforms
 // (chained in order), input blocks (value as
 // a string or an object, key, headers, timestamp, topic) and either
 // output blocks (value exact, fields subset, key, topic, timestamp,
@@ -158,7 +158,10 @@
 // (its transactional producer and sink context) for a stream; a
 // source's inputs are its events (a string: the message field, as the
 // file source hands its lines), a stream's are encoded as its from
-// topic stores values. testcheck.go reports each difference at the
+// topic stores values. An aggregating stream's topology (the one
+// runStatefulStream runs) runs on a streams.TestDriver (testagg.go):
+// one partition per topic, in-memory stores, a commit after each input;
+// its results come out in order, then its dead letters. testcheck.go reports each difference at the
 // file:line:col of the expectation that failed.
 //
 // # Files
@@ -177,6 +180,6 @@
 //	streamapp.go                 aggregating streams on package streams
 //	eos.go                       exactly_once of streams and kafka sinks
 //	testblocks.go, testrun.go,   test blocks: decoding, running, checking
-//	testcheck.go
+//	testagg.go, testcheck.go
 //	observed.go, observe/        watching a run: counters, rates, taps, restart (package observe)
 package pipelines

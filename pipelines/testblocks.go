@@ -97,11 +97,11 @@ const testBlock = "test"
 // TestBlockDoc documents the test block (weir kinds test); the body
 // schemas of the block and of its input and output blocks are built
 // from the same fields.
-const TestBlockDoc = "A unit test of the transform steps of a source, a stateless stream or a transform block, run by weir test without a broker. weir run ignores test blocks. Its input records go through the code weir run uses (value decoding, the steps, select_key, the destination topic's Avro or JSON encoding, dead letters) and the records that come out are matched, in order, with its output blocks; no_output = true expects none."
+const TestBlockDoc = "A unit test of the transform steps of a source, a stream (aggregations included) or a transform block, run by weir test without a broker. weir run ignores test blocks. Its input records go through the code weir run uses (value decoding, the steps, select_key, the destination topic's Avro or JSON encoding, dead letters) and the records that come out are matched, in order, with its output blocks; no_output = true expects none."
 
 // TestBlockFields are the test block's own settings.
 var TestBlockFields = []connectors.Field{
-	{Name: "target", Type: connectors.Expression, Required: true, Doc: "what the test runs: source.<name>, stream.<name> (a stream without count or aggregate), transform.<name>, or a list of transforms run in order as a component's transforms = [...] runs them"},
+	{Name: "target", Type: connectors.Expression, Required: true, Doc: "what the test runs: source.<name>, stream.<name> (an aggregating one runs on the streams test driver: one partition, a commit after each input, results then dead letters), transform.<name>, or a list of transforms run in order as a component's transforms = [...] runs them"},
 	{Name: "no_output", Type: connectors.Bool, Default: false, Doc: "every input must be dropped (by a filter): no record comes out; excludes output blocks"},
 }
 
@@ -239,9 +239,6 @@ func (l *loader) testTarget(t *Test, a *hcl.Attribute, diags *hcl.Diagnostics) b
 	case "stream":
 		for _, s := range l.cfg.Streams {
 			if s.Name == name {
-				if s.Stateful() {
-					return bad(fmt.Sprintf("stream %q aggregates (count or aggregate): weir test runs the transform steps of sources, stateless streams and transform blocks, not aggregations yet.", name))
-				}
 				t.stream = s
 			}
 			names = append(names, s.Name)

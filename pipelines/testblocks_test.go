@@ -69,6 +69,19 @@ transform "tidy" {
   }
 }
 
+topic "totals" {}
+
+stream "totals" {
+  from     = [topic.logs]
+  to       = topic.totals
+  group_by = record.service
+  aggregate {
+    initial = 0
+    add     = agg + record.ms
+    field   = "total_ms"
+  }
+}
+
 transform "tag" {
   set {
     tagged = startswith(record.msg, "padded")
@@ -182,6 +195,31 @@ test "transforms chained" {
   }
 }
 
+test "aggregated, a failing add dead-lettered" {
+  target = stream.totals
+  input {
+    value = { level = "info", service = "pay", ms = 5 }
+  }
+  input {
+    value = { level = "info", service = "pay" }
+  }
+  input {
+    value = { level = "info", service = "pay", ms = 7 }
+  }
+  output {
+    key   = "pay"
+    value = { service = "pay", total_ms = 5 }
+  }
+  output {
+    value = { service = "pay", total_ms = 12 }
+  }
+  output {
+    dead_letter = true
+    topic       = "weir-dlq-totals"
+    error       = "null"
+  }
+}
+
 test "undecodable input is dead-lettered" {
   target = stream.slow
   input {
@@ -193,8 +231,8 @@ test "undecodable input is dead-lettered" {
   }
 }
 `)
-	if len(res) != 6 {
-		t.Fatalf("%d results, want 6", len(res))
+	if len(res) != 7 {
+		t.Fatalf("%d results, want 7", len(res))
 	}
 	for _, r := range res {
 		if !r.Passed() {

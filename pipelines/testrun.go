@@ -122,6 +122,8 @@ func (h *testHarness) run(ctx context.Context, t *Test) ([]TestRecord, hcl.Diagn
 	switch {
 	case t.source != nil:
 		return h.runSource(ctx, t)
+	case t.stream != nil && t.stream.Stateful():
+		return h.runAggregating(ctx, t)
 	case t.stream != nil:
 		return h.runStream(ctx, t)
 	default:

@@ -11,10 +11,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/internal/deadletter"
+	"weir/internal/kafkaclient"
 	"weir/pipelines"
 	"weir/pipelines/codec"
 	"weir/pipelines/expr"
@@ -32,6 +35,10 @@ topic "errors" {
 }
 
 topic "warnings" {
+  partitions = 1
+}
+
+topic "levels" {
   partitions = 1
 }
 
@@ -70,6 +77,17 @@ stream "errors" {
     condition = record.level == "WARN"
   }
 }
+
+stream "levels" {
+  from     = [topic.app_logs]
+  to       = topic.levels
+  group_by = record.level
+  window "tumbling" {
+    size = "2s"
+    emit = "final"
+  }
+  count {}
+}
 `
 
 // TestTestBlocksAgreeWithRunner runs the same lines through weir run's
@@ -93,12 +111,18 @@ func TestTestBlocksAgreeWithRunner(t *testing.T) {
 	}
 	e.write("in/app.log", strings.Join(lines, "\n")+"\n")
 	cfg := e.load()
-	r := e.runner()
+	r, err := pipelines.NewRunner(pipelines.RunOptions{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}}, SchemaRegistry: e.reg,
+		Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), RestartBackoff: 200 * time.Millisecond,
+		StateDir: t.TempDir(), StreamsCommitInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
 	if _, err := r.Apply(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	dlq := deadletter.Topic("app")
-	want := map[string]int{"app_logs": 4, dlq: 1, "errors": 2, "warnings": 1}
+	want := map[string]int{"app_logs": 4, dlq: 1, "errors": 2, "warnings": 1, "levels": 3}
 	got := map[string][]*kgo.Record{}
 	testbroker.CheckFor(t, 30*time.Second, func() error {
 		for topic, n := range want {
@@ -132,9 +156,11 @@ func TestTestBlocksAgreeWithRunner(t *testing.T) {
 	for _, l := range lines {
 		fmt.Fprintf(&tb, "  input {\n    value = %s\n  }\n", strconv.Quote(l))
 	}
-	tb.WriteString("  no_output = true\n}\n\ntest \"stream\" {\n  target = stream.errors\n")
-	for _, rec := range got["app_logs"] {
-		fmt.Fprintf(&tb, "  input {\n    value     = %s\n    timestamp = %d\n  }\n", codec.AppendJSON(nil, decode(rec.Value)), rec.Timestamp.UnixMilli())
+	for _, stream := range []string{"errors", "levels"} {
+		fmt.Fprintf(&tb, "  no_output = true\n}\n\ntest %q {\n  target = stream.%s\n", stream, stream)
+		for _, rec := range got["app_logs"] {
+			fmt.Fprintf(&tb, "  input {\n    value     = %s\n    timestamp = %d\n  }\n", codec.AppendJSON(nil, decode(rec.Value)), rec.Timestamp.UnixMilli())
+		}
 	}
 	tb.WriteString("  no_output = true\n}\n")
 	e.write("tests.hcl", tb.String())
@@ -143,7 +169,7 @@ func TestTestBlocksAgreeWithRunner(t *testing.T) {
 		t.Fatalf("%v\n%s", diags, tb.String())
 	}
 	res := pipelines.RunTests(ctx, tcfg)
-	if len(res) != 2 {
+	if len(res) != 3 {
 		t.Fatalf("%d test results", len(res))
 	}
 	for _, tr := range res {
@@ -151,10 +177,7 @@ func TestTestBlocksAgreeWithRunner(t *testing.T) {
 		for _, o := range tr.Outputs {
 			byTopic[o.Topic] = append(byTopic[o.Topic], o)
 		}
-		topics := []string{"app_logs", dlq}
-		if tr.Test.Name == "stream" {
-			topics = []string{"errors", "warnings"}
-		}
+		topics := map[string][]string{"source": {"app_logs", dlq}, "errors": {"errors", "warnings"}, "levels": {"levels"}}[tr.Test.Name]
 		n := 0
 		for _, topic := range topics {
 			h, rr := byTopic[topic], got[topic]

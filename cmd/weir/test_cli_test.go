@@ -78,10 +78,10 @@ func TestWeirTestBrokenTransform(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, stderr, err := runWeir(t, "", "test", dir)
-	if err == nil || err.Error() != "1 of 3 tests failed" {
+	if err == nil || err.Error() != "1 of 4 tests failed" {
 		t.Fatalf("weir test of a broken transform: err %v\n%s%s", err, out, stderr)
 	}
-	if !strings.Contains(out, `test "slow requests are flagged" (stream.slow) ... FAIL`) || !strings.Contains(out, "2 passed, 1 failed") {
+	if !strings.Contains(out, `test "slow requests are flagged" (stream.slow) ... FAIL`) || !strings.Contains(out, "3 passed, 1 failed") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	tests := filepath.Join(dir, "tests.hcl")
@@ -115,7 +115,7 @@ func TestWeirTestBrokenTransform(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if rep.Passed != 2 || rep.Failed != 1 {
+	if rep.Passed != 3 || rep.Failed != 1 {
 		t.Fatalf("json report: %s", out)
 	}
 	for _, tr := range rep.Tests {

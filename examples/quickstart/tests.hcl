@@ -41,3 +41,29 @@ test "slow requests are flagged" {
     condition = [record.file == null, record.duration_ms >= var.slow_ms]
   }
 }
+
+test "requests are counted per service and minute" {
+  target = stream.requests_per_minute
+  input {
+    value     = { time = "2024-05-01T10:00:05Z", level = "info", service = "checkout", msg = "a", env = "dev" }
+    timestamp = "2024-05-01T10:00:05Z"
+  }
+  input {
+    value     = { time = "2024-05-01T10:00:40Z", level = "info", service = "checkout", msg = "b", env = "dev" }
+    timestamp = "2024-05-01T10:00:40Z"
+  }
+  input {
+    value     = { time = "2024-05-01T10:01:10Z", level = "info", service = "checkout", msg = "c", env = "dev" }
+    timestamp = "2024-05-01T10:01:10Z"
+  }
+  output {
+    key   = "checkout"
+    value = { service = "checkout", window_start = "2024-05-01T10:00:00Z", window_end = "2024-05-01T10:01:00Z", requests = 1 }
+  }
+  output {
+    value = { service = "checkout", window_start = "2024-05-01T10:00:00Z", window_end = "2024-05-01T10:01:00Z", requests = 2 }
+  }
+  output {
+    fields = { window_start = "2024-05-01T10:01:00Z", requests = 1 }
+  }
+}
