@@ -140,6 +140,10 @@ func (c *Console) routes() {
 	c.handle("GET /console/groups/{group}", c.groupPage)
 	c.page("GET /console/schemas", "Schema registry", c.schemasPage)
 	c.handle("GET /console/schemas/{subject}", c.subjectPage)
+	if c.cfg.Pipelines != nil {
+		c.page("GET /console/pipelines", "Pipelines", c.pipelinesPage)
+		c.mutating("POST /console/pipelines/{component}/restart", c.restartComponent)
+	}
 	static, _ := fs.Sub(staticFS, "static")
 	c.mux.Handle("GET /console/static/", http.StripPrefix("/console/static/", cacheFor(http.FileServerFS(static))))
 }

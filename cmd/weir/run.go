@@ -43,6 +43,7 @@ type runFlags struct {
 	workerID     string
 	sessionTO    time.Duration
 	adminAddr    string
+	console      consoleFlags
 }
 
 func init() {
@@ -74,6 +75,7 @@ everything cleanly, committing offsets.`,
 		cmd.Flags().DurationVar(&f.summaryEvery, "summary-interval", time.Minute, "how often the records-per-component summary is logged at info when records moved (0 disables; one is always logged on exit)")
 		cmd.Flags().StringVar(&f.group, "group", "", "join this worker group (a Kafka group id; default: the broker block's worker_group): every weir run with the same pipeline files and group shares the work")
 		cmd.Flags().StringVar(&f.adminAddr, "admin-addr", "", "admin HTTP listener: the pipeline API (weir tap, weir top), /metrics, the console; host:port or https://host:port, \"off\" for none (default: the embedded broker's admin_addr when set, else "+DefaultRunAdminAddr+"); with the embedded broker it replaces the broker block's admin_addr")
+		addConsoleFlags(cmd.Flags(), &f.console)
 		cmd.Flags().StringVar(&f.workerID, "worker-id", "", "this worker's id in its group, unique and stable across restarts (default: the host name)")
 		cmd.Flags().DurationVar(&f.sessionTO, "session-timeout", 0, "session timeout of the worker group and of its sinks' and streams' consumer groups (default 6s): a killed worker's work moves after it; a worker restarted with its id takes its place back at once (static members)")
 		return cmd
@@ -140,10 +142,16 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 	}
 	defer stopAdmin()
 	if adm != nil {
-		if err := mountRunAdmin(&RunAdmin{Server: adm, Pipeline: runner.Observed(), Client: client,
-			RegistryURL: registryURL, Registry: cfg.Broker.Client.Registry, Logger: lg}); err != nil {
+		workerID := ""
+		if worker != nil {
+			workerID = worker.ID
+		}
+		closeConsole, err := mountRunAdmin(ctx, &RunAdmin{Server: adm, Pipeline: runner.Observed(), KafkaAddr: brokers[0],
+			RegistryURL: registryURL, Console: &f.console, Files: args, Worker: workerID, Logger: lg})
+		if err != nil {
 			return err
 		}
+		defer closeConsole()
 	}
 	lg.Info("pipelines running", zap.Strings("brokers", brokers), zap.String("security_protocol", cfg.Broker.Client.Security.Protocol), zap.String("schema_registry", registryURL),
 		zap.Int("sources", len(cfg.Sources)), zap.Int("streams", len(cfg.Streams)), zap.Int("sinks", len(cfg.Sinks)))

@@ -14,7 +14,7 @@ import (
 
 	"weir/broker/admin"
 	"weir/broker/httpsec"
-	"weir/internal/kafkaclient"
+	"weir/console"
 	"weir/pipelines/observe"
 )
 
@@ -24,22 +24,21 @@ import (
 // on 8083 unless told otherwise). weir tap and weir top look there.
 const DefaultRunAdminAddr = "127.0.0.1:9645"
 
-// RunAdmin is what weir run serves on its admin listener: handlers mount
-// on Server (the pipeline API, the console's pages).
+// RunAdmin is what weir run serves on its admin listener: the pipeline
+// API and the web console with its pipelines page.
 type RunAdmin struct {
 	Server   *admin.Server
 	Pipeline observe.Pipeline
-	// Client and RegistryURL/Registry reach the run's cluster and schema
-	// registry (the embedded ones or the broker block's).
-	Client      kafkaclient.Options
+	// KafkaAddr and RegistryURL are the run's cluster (a seed broker) and
+	// schema registry, for the console.
+	KafkaAddr   string
 	RegistryURL string
-	Registry    kafkaclient.Registry
-	Logger      *zap.Logger
+	Console     *consoleFlags
+	// Files are the pipeline paths; Worker the worker id in a group.
+	Files  []string
+	Worker string
+	Logger *zap.Logger
 }
-
-// runAdminHooks mount more handlers on weir run's admin listener, after
-// the pipeline API (the console registers one from an init function).
-var runAdminHooks []func(*RunAdmin) error
 
 // runAdminListener returns the admin server of weir run: the embedded
 // broker's when it has one, else its own on addr ("" means
@@ -82,18 +81,36 @@ func runAdminListener(lg *zap.Logger, emb *embeddedBroker, addr string, reg *pro
 	}, nil
 }
 
-// mountRunAdmin serves the pipeline API and the hooks' handlers.
-func mountRunAdmin(a *RunAdmin) error {
-	observe.NewAPI(a.Pipeline).Mount(a.Server)
-	for _, h := range runAdminHooks {
-		if err := h(a); err != nil {
-			return err
+// meterEvery is how often weir run's meter snapshots the counters, so a
+// first look (a console page, weir top) has rates at once.
+const meterEvery = 2 * time.Second
+
+// mountRunAdmin serves the pipeline API and the console until ctx ends;
+// the returned function closes the console.
+func mountRunAdmin(ctx context.Context, a *RunAdmin) (func(), error) {
+	api := observe.NewAPI(a.Pipeline)
+	api.Mount(a.Server)
+	go api.Meter().Run(ctx, meterEvery)
+	closeConsole, consoleOn := func() {}, false
+	if a.Console != nil {
+		con, err := startConsole(a.Console, a.Server, a.KafkaAddr, a.RegistryURL,
+			consolePipelines{m: api.Meter(), files: a.Files, worker: a.Worker}, a.Logger)
+		if err != nil {
+			return nil, err
+		}
+		if con != nil {
+			closeConsole, consoleOn = con.Close, true
 		}
 	}
 	a.Server.Start()
-	a.Logger.Info("pipeline API listening", zap.String("admin_addr", a.Server.Addr()),
-		zap.String("url", adminURL(a.Server.Addr())+"/api/v1/pipeline"))
-	return nil
+	// One line for the listener's two services (the quickstart's start
+	// stays under 20 lines at info).
+	fields := []zap.Field{zap.String("admin_addr", a.Server.Addr()), zap.String("url", adminURL(a.Server.Addr())+"/api/v1/pipeline")}
+	if consoleOn {
+		fields = append(fields, zap.String("console", adminURL(a.Server.Addr())+console.Prefix), zap.Bool("console_read_only", a.Console.readOnly))
+	}
+	a.Logger.Info("pipeline API listening", fields...)
+	return closeConsole, nil
 }
 
 // adminURL turns an admin address (host:port, :port, http(s)://...) into a

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -77,16 +78,33 @@ const (
 	keepFor     = 10 * time.Second
 )
 
-// View takes a snapshot and returns the pipeline with its rates.
-func (m *Meter) View() View {
-	g := m.p.Graph()
+// Run takes a snapshot every interval until ctx ends, so that the first
+// look after a quiet while has rates already (one Counters call per
+// interval: the runner gathers its metrics).
+func (m *Meter) Run(ctx context.Context, every time.Duration) {
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+			m.snapshot()
+		}
+	}
+}
+
+// snapshot records the counters now and returns them with the snapshot
+// to take rates from (ok false: none yet).
+func (m *Meter) snapshot() (cur snapshot, prev snapshot, ok bool) {
 	cs := m.p.Counters()
 	now := time.Now()
-	cur := snapshot{at: now, by: make(map[string]Counters, len(cs))}
+	cur = snapshot{at: now, by: make(map[string]Counters, len(cs))}
 	for _, c := range cs {
 		cur.by[c.ID] = c
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	var base *snapshot
 	for i := len(m.snaps) - 1; i >= 0; i-- {
 		if now.Sub(m.snaps[i].at) >= minInterval {
@@ -97,9 +115,8 @@ func (m *Meter) View() View {
 	if base == nil && len(m.snaps) > 0 && now.Sub(m.snaps[0].at) >= 100*time.Millisecond {
 		base = &m.snaps[0]
 	}
-	var prev snapshot
 	if base != nil {
-		prev = *base
+		prev, ok = *base, true
 	}
 	keep := m.snaps[:0]
 	for _, s := range m.snaps {
@@ -108,11 +125,17 @@ func (m *Meter) View() View {
 		}
 	}
 	m.snaps = append(keep, cur)
-	m.mu.Unlock()
+	return cur, prev, ok
+}
 
+// View takes a snapshot and returns the pipeline with its rates.
+func (m *Meter) View() View {
+	g := m.p.Graph()
+	cur, prev, ok := m.snapshot()
+	now := cur.at
 	v := View{Time: now, Topics: g.Topics}
 	secs := 0.0
-	if base != nil {
+	if ok {
 		secs = now.Sub(prev.at).Seconds()
 		v.Interval = secs
 	}
