@@ -163,7 +163,7 @@ func TestTapTopPty(t *testing.T) {
 				var s observe.Sample
 				if json.Unmarshal([]byte(strings.TrimSpace(l)), &s) == nil && s.Component == "source.app" {
 					var v map[string]any
-					if err := json.Unmarshal(s.Value, &v); err != nil || v["service"] != "search" || v["env"] != "dev" {
+					if err := json.Unmarshal(s.Value, &v); err != nil || v["service"] == nil || v["env"] != "dev" || s.Topic != "app_logs" {
 						return testkit.Stop(fmt.Errorf("tapped record not decoded from Avro: %s (%v)", l, err))
 					}
 					first = time.Since(start)
