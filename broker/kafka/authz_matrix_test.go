@@ -618,10 +618,16 @@ func incrementalAlterReq(typ kmsg.ConfigResourceType) func(res string) kmsg.Requ
 func TestAuthorizationMatrix(t *testing.T) {
 	t.Parallel()
 	b := startACLBroker(t, acl.Config{})
-	bob := b.rawAs(t, "bob")
-	alice := b.rawAs(t, "alice")
-	for i, c := range authzCases() {
-		res := fmt.Sprintf("m%02d", i)
+	runAuthzCases(t, b, b.rawAs(t, "bob"), b.rawAs(t, "alice"), "m", authzCases())
+}
+
+// runAuthzCases runs each case as a subtest on b: bob (no ACLs) is
+// denied, alice once granted the case's ACLs gets the allowed answer,
+// and bob is still denied after alice's grant. The resources of case i
+// are named prefix + i, so cases do not see each other's ACLs.
+func runAuthzCases(t *testing.T, b *aclBroker, bob, alice *rawConn, prefix string, cases []authzCase) {
+	for i, c := range cases {
+		res := fmt.Sprintf("%s%02d", prefix, i)
 		t.Run(c.name, func(t *testing.T) {
 			bob.t, alice.t = t, t
 			if c.setup != nil {

@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -79,7 +78,7 @@ func txnAuthzCases() []authzCase {
 				req.Version, req.TransactionalID, req.ProducerID, req.Group = 3, res, 1, res
 				return req
 			},
-			code: func(r kmsg.Response) int16 { return r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode },
+			code: errorCode,
 			ok:   kerr.InvalidProducerIDMapping.Code, denied: kerr.TransactionalIDAuthorizationFailed.Code},
 		{name: "EndTxn", grant: txnIDACL(acl.OpWrite),
 			req: func(res string) kmsg.Request {
@@ -87,7 +86,7 @@ func txnAuthzCases() []authzCase {
 				req.Version, req.TransactionalID, req.ProducerID, req.Commit = 3, res, 1, true
 				return req
 			},
-			code: func(r kmsg.Response) int16 { return r.(*kmsg.EndTxnResponse).ErrorCode },
+			code: errorCode,
 			ok:   kerr.InvalidProducerIDMapping.Code, denied: kerr.TransactionalIDAuthorizationFailed.Code},
 		{name: "DescribeTransactions", grant: txnIDACL(acl.OpDescribe),
 			req: func(res string) kmsg.Request {
@@ -111,20 +110,5 @@ func TestTxnAuthorizationMatrix(t *testing.T) {
 	// grant allows), so every case meets a loaded coordinator.
 	b.grant(t, rule("User:alice", acl.OpDescribe, acl.ResourceTransactionalID, "boot", acl.PatternLiteral))
 	findTxnCoordinator(t, alice, "boot")
-	for i, c := range txnAuthzCases() {
-		res := fmt.Sprintf("x%02d", i)
-		t.Run(c.name, func(t *testing.T) {
-			bob.t, alice.t = t, t
-			if c.setup != nil {
-				c.setup(t, b, res)
-			}
-			if got := c.code(bob.roundTrip(c.req(res))); got != c.denied {
-				t.Errorf("without ACLs: error %d (%v), want %d (%v)", got, kerr.ErrorForCode(got), c.denied, kerr.ErrorForCode(c.denied))
-			}
-			b.grant(t, c.grant("User:alice", res)...)
-			if got := c.code(alice.roundTrip(c.req(res))); got != c.ok {
-				t.Errorf("with %v: error %d (%v), want %d (%v)", c.grant("User:alice", res), got, kerr.ErrorForCode(got), c.ok, kerr.ErrorForCode(c.ok))
-			}
-		})
-	}
+	runAuthzCases(t, b, bob, alice, "x", txnAuthzCases())
 }
