@@ -41,6 +41,18 @@ type BadConfig struct {
 	Change  func(cfg map[string]any)
 }
 
+// MessageID is a SourceCase.ID for kinds whose records are JSON events
+// with a "message" field starting "id=N" (the file and syslog kinds).
+func MessageID(r *kgo.Record) (int, error) {
+	var ev struct{ Message string }
+	if err := json.Unmarshal(r.Value, &ev); err != nil {
+		return 0, err
+	}
+	var id int
+	_, err := fmt.Sscanf(ev.Message, "id=%d", &id)
+	return id, err
+}
+
 // waitTimeout bounds every wait of the suite: long enough for a loaded
 // machine, reached only when a kind fails.
 const waitTimeout = 60 * time.Second

@@ -1,14 +1,11 @@
 package file
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors/conformance"
 )
@@ -47,15 +44,7 @@ func TestConformance(t *testing.T) {
 					appendLine(b.String())
 				},
 				WriteLarge: func(id, size int) { appendLine(fmt.Sprintf("id=%d %s", id, strings.Repeat("x", size))) },
-				ID: func(r *kgo.Record) (int, error) {
-					var ev struct{ Message string }
-					if err := json.Unmarshal(r.Value, &ev); err != nil {
-						return 0, err
-					}
-					var id int
-					_, err := fmt.Sscanf(ev.Message, "id=%d", &id)
-					return id, err
-				},
+				ID:         conformance.MessageID,
 			}
 		},
 		BadConfigs: []conformance.BadConfig{

@@ -1,13 +1,10 @@
 package syslog_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors"
 	"weir/connectors/conformance"
@@ -51,15 +48,7 @@ func TestConformance(t *testing.T) {
 					send(msgs...)
 				},
 				WriteLarge: func(id, size int) { send(fmt.Sprintf("id=%d %s", id, strings.Repeat("x", size))) },
-				ID: func(r *kgo.Record) (int, error) {
-					var ev struct{ Message string }
-					if err := json.Unmarshal(r.Value, &ev); err != nil {
-						return 0, err
-					}
-					var id int
-					_, err := fmt.Sscanf(ev.Message, "id=%d", &id)
-					return id, err
-				},
+				ID:         conformance.MessageID,
 			}
 		},
 		BadConfigs: []conformance.BadConfig{
