@@ -27,37 +27,14 @@ func TestCopytruncateBehindReader(t *testing.T) {
 	if err := os.WriteFile(path, paddedLines("old", lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := New(Options{Topic: "t", Include: []string{filepath.Join(dir, "app.log*")}, Encoder: JSONEncoder{},
-		BatchRecords: 100, RescanInterval: time.Hour, PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Open(context.Background(), rawTestCtx{connectors.NewTestMetrics("lag")}, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
-	seen := map[string]int{}
-	poll := func() int {
-		out, err := src.Poll(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range out {
-			var ev struct{ Message string }
-			if err := json.Unmarshal(r.Value, &ev); err != nil {
-				t.Fatalf("%s: %v", r.Value, err)
-			}
-			seen[ev.Message]++
-		}
-		return len(out)
-	}
+	src, poll, seen := pollSource(t, filepath.Join(dir, "app.log*"), 100, nil)
 	if n := poll(); n == 0 || n >= lines {
 		t.Fatalf("first poll returned %d records; the test needs the reader part way through the file", n)
 	}
 	// copytruncate, then the writer goes on well past the reader's offset.
 	copytruncate(t, path, lines)
 	poll() // no scan is due: the reader meets the new content at its offset
-	readOldAndNewOnce(t, src, func() { poll() }, seen, lines)
+	readOldAndNewOnce(t, src, poll, seen, lines)
 }
 
 // TestCopytruncateBetweenOpenAndFirstRead: a file is identified by its
@@ -76,40 +53,20 @@ func TestCopytruncateBetweenOpenAndFirstRead(t *testing.T) {
 	if err := os.WriteFile(path, paddedLines("old", lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := New(Options{Topic: "t", Include: []string{filepath.Join(dir, "app.log*")}, Encoder: JSONEncoder{},
-		RescanInterval: time.Hour, PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Open(context.Background(), rawTestCtx{connectors.NewTestMetrics("open")}, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
+	var oldKey string
+	src, poll, seen := pollSource(t, filepath.Join(dir, "app.log*"), 0, func(r connectors.SourceRecord, msg string) {
+		if r.SourcePartition == oldKey && !strings.HasPrefix(msg, "old ") {
+			t.Fatalf("%q read under the identity of the old content (%s)", msg, oldKey)
+		}
+	})
 	src.now = time.Now()
 	src.rescan() // opens app.log: identified by the old content's first bytes
 	if len(src.files) != 1 || src.files[0].readOff != 0 {
 		t.Fatalf("after the first scan: %d files open", len(src.files))
 	}
-	oldKey := src.files[0].key
+	oldKey = src.files[0].key
 	// copytruncate before the first read.
 	copytruncate(t, path, lines)
-	seen := map[string]int{}
-	poll := func() {
-		out, err := src.Poll(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range out {
-			var ev struct{ Message string }
-			if err := json.Unmarshal(r.Value, &ev); err != nil {
-				t.Fatalf("%s: %v", r.Value, err)
-			}
-			if r.SourcePartition == oldKey && !strings.HasPrefix(ev.Message, "old ") {
-				t.Fatalf("%q read under the identity of the old content (%s)", ev.Message, oldKey)
-			}
-			seen[ev.Message]++
-		}
-	}
 	poll() // no scan is due: the first read finds the new content
 	readOldAndNewOnce(t, src, poll, seen, lines)
 }
@@ -139,7 +96,7 @@ func copytruncate(t *testing.T, path string, n int) {
 // readOldAndNewOnce lets src rescan often and polls (poll counts the
 // messages in seen) until every line of the copytruncate's old and new
 // content (n each) arrived, and checks that each arrived once.
-func readOldAndNewOnce(t *testing.T, src *Source, poll func(), seen map[string]int, n int) {
+func readOldAndNewOnce(t *testing.T, src *Source, poll func() int, seen map[string]int, n int) {
 	t.Helper()
 	src.o.RescanInterval = 10 * time.Millisecond
 	testkit.CheckFor(t, 20*time.Second, func() error {
@@ -149,7 +106,14 @@ func readOldAndNewOnce(t *testing.T, src *Source, poll func(), seen map[string]i
 		}
 		return nil
 	})
-	for _, prefix := range []string{"old", "new"} {
+	checkEachOnce(t, seen, map[string]int{"old": n, "new": n})
+}
+
+// checkEachOnce checks that every line of paddedLines(prefix, n), for
+// each prefix and n of lines, arrived once (seen counts the messages).
+func checkEachOnce(t *testing.T, seen map[string]int, lines map[string]int) {
+	t.Helper()
+	for prefix, n := range lines {
 		for i := range n {
 			msg := fmt.Sprintf("%s line %06d with some padding to look like a log line", prefix, i)
 			if c := seen[msg]; c != 1 {
@@ -168,17 +132,10 @@ func readOldAndNewOnce(t *testing.T, src *Source, poll func(), seen map[string]i
 func TestCopyOpenedWhileEmpty(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
-	content := func(prefix string, from, to int) []byte {
-		var b []byte
-		for i := from; i < to; i++ {
-			b = fmt.Appendf(b, "%s line %06d with some padding to look like a log line\n", prefix, i)
-		}
-		return b
-	}
-	if err := os.WriteFile(path, content("old", 0, 2000), 0o644); err != nil {
+	if err := os.WriteFile(path, paddedLines("old", 2000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, poll, seen := pollSource(t, filepath.Join(dir, "app.log*"))
+	src, poll, seen := pollSource(t, filepath.Join(dir, "app.log*"), 0, nil)
 	src.now = time.Now()
 	src.rescan()
 	waitSeen := func(n int) {
@@ -201,33 +158,28 @@ func TestCopyOpenedWhileEmpty(t *testing.T) {
 	if len(src.files) != 2 {
 		t.Fatalf("after the scan: %d files open, want the original and the empty copy", len(src.files))
 	}
-	if err := os.WriteFile(path+".1", content("old", 0, 2000), 0o644); err != nil {
+	if err := os.WriteFile(path+".1", paddedLines("old", 2000), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	poll() // the copy is read now if it is taken for a new file
 	// The original is truncated and written again.
-	if err := os.WriteFile(path, content("new", 0, 100), 0o644); err != nil {
+	if err := os.WriteFile(path, paddedLines("new", 100), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	waitSeen(2100)
 	poll()
-	for prefix, n := range map[string]int{"old": 2000, "new": 100} {
-		for i := range n {
-			msg := fmt.Sprintf("%s line %06d with some padding to look like a log line", prefix, i)
-			if c := seen[msg]; c != 1 {
-				t.Fatalf("%q arrived %d times", msg, c)
-			}
-		}
-	}
+	checkEachOnce(t, seen, map[string]int{"old": 2000, "new": 100})
 }
 
 // pollSource opens a file source on include driven by the test (no
-// scans but the ones the test makes: rescan interval an hour) and
-// returns a poll that counts each message it gets in seen.
-func pollSource(t *testing.T, include string) (src *Source, poll func(), seen map[string]int) {
+// scans but the ones the test makes: rescan interval an hour; records
+// per batch batchRecords, 0 for the default) and returns a poll that
+// counts each message it gets in seen (after check, if given, saw its
+// record) and returns how many records it got.
+func pollSource(t *testing.T, include string, batchRecords int, check func(r connectors.SourceRecord, msg string)) (src *Source, poll func() int, seen map[string]int) {
 	t.Helper()
 	src, err := New(Options{Topic: "t", Include: []string{include}, Encoder: JSONEncoder{},
-		RescanInterval: time.Hour, PollInterval: 5 * time.Millisecond})
+		BatchRecords: batchRecords, RescanInterval: time.Hour, PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +188,7 @@ func pollSource(t *testing.T, include string) (src *Source, poll func(), seen ma
 	}
 	t.Cleanup(func() { src.Close() })
 	seen = map[string]int{}
-	poll = func() {
+	poll = func() int {
 		out, err := src.Poll(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -246,8 +198,12 @@ func pollSource(t *testing.T, include string) (src *Source, poll func(), seen ma
 			if err := json.Unmarshal(r.Value, &ev); err != nil {
 				t.Fatalf("%s: %v", r.Value, err)
 			}
+			if check != nil {
+				check(r, ev.Message)
+			}
 			seen[ev.Message]++
 		}
+		return len(out)
 	}
 	return src, poll, seen
 }
