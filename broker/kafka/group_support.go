@@ -102,22 +102,28 @@ func (s *Server) groups() (*group.Coordinator, error) {
 	return gs.coord, gs.err
 }
 
+// brokerSetting calls set with the value of the LONG broker config name
+// when it is set; a value that is not a number is logged ("ignoring bad
+// <what> setting") and skipped. The coordinators read their settings
+// with it.
+func (s *Server) brokerSetting(what, name string, set func(int64)) {
+	v, _, ok := s.cfg.BrokerConfig.Value(name)
+	if !ok {
+		return
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		s.log.Warn("ignoring bad "+what+" setting", zap.String("name", name), zap.String("value", v))
+		return
+	}
+	set(n)
+}
+
 // groupConfigFromBroker reads the coordinator's settings from the broker
 // configuration (Kafka's defaults for what it does not know).
 func (s *Server) groupConfigFromBroker() group.Config {
 	cfg := group.DefaultConfig()
-	num := func(name string, set func(int64)) {
-		v, _, ok := s.cfg.BrokerConfig.Value(name)
-		if !ok {
-			return
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			s.log.Warn("ignoring bad group setting", zap.String("name", name), zap.String("value", v))
-			return
-		}
-		set(n)
-	}
+	num := func(name string, set func(int64)) { s.brokerSetting("group", name, set) }
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	num(group.SettingInitialRebalanceDelayMs, func(n int64) { cfg.InitialRebalanceDelay = ms(n) })
 	num(group.SettingMinSessionTimeoutMs, func(n int64) { cfg.MinSessionTimeout = ms(n) })

@@ -139,18 +139,7 @@ func (s *Server) txnConfig() txncoord.Config {
 		return *c
 	}
 	cfg := txncoord.DefaultConfig()
-	num := func(name string, set func(int64)) {
-		v, _, ok := s.cfg.BrokerConfig.Value(name)
-		if !ok {
-			return
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			s.log.Warn("ignoring bad transaction setting", zap.String("name", name), zap.String("value", v))
-			return
-		}
-		set(n)
-	}
+	num := func(name string, set func(int64)) { s.brokerSetting("transaction", name, set) }
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	num(txncoord.SettingMaxTimeoutMs, func(n int64) { cfg.MaxTimeout = ms(n) })
 	num(txncoord.SettingIDExpirationMs, func(n int64) { cfg.IDExpiration = ms(n) })
