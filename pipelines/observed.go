@@ -88,29 +88,34 @@ func (o observed) Counters() []observe.Counters {
 // it on another worker.
 func (r *Runner) Restart(ctx context.Context, id string) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closing {
+		r.mu.Unlock()
 		return fmt.Errorf("restarting %s: the runner is stopping", id)
 	}
 	if _, ok := r.comps[id]; !ok {
+		r.mu.Unlock()
 		return fmt.Errorf("%w %q", observe.ErrUnknownComponent, id)
 	}
 	t, ok := r.running[id]
 	if !ok {
+		r.mu.Unlock()
 		return fmt.Errorf("%w: %s", observe.ErrNotRunningHere, id)
 	}
 	delete(r.running, id)
+	r.mu.Unlock()
+	// The stop (final flush and commit) may take a while: Status and
+	// the other components' reloads do not wait for it.
 	t.cancel()
 	select {
 	case <-t.done:
 	case <-ctx.Done():
-		// It still stops in the background; start the new one now so
-		// the component is not left out.
-		r.log.Warn("component restart: the old run is still stopping", zap.String("component", id))
+		r.log.Warn("component restart: the old run is still stopping; starting the new one", zap.String("component", id))
 	}
 	r.log.Info("pipeline component restarting on request", zap.String("component", id))
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.reconcileLocked()
-	if nt := r.running[id]; nt != nil {
+	if nt := r.running[id]; nt != nil && nt != t {
 		nt.mu.Lock()
 		nt.starts += t.starts
 		nt.mu.Unlock()

@@ -88,6 +88,17 @@ func (a *API) restart(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// runsHere reports whether the component runs in this process (a
+// worker group runs a singleton on one worker only).
+func (a *API) runsHere(id string) bool {
+	for _, c := range a.m.p.Counters() {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // TapRequest is a tap's parameters, from the URL of
 // GET /api/v1/tap/{component}.
 type TapRequest struct {
@@ -171,6 +182,10 @@ func (a *API) tap(w http.ResponseWriter, r *http.Request) {
 			code = http.StatusNotFound
 		}
 		writeErr(w, code, err)
+		return
+	}
+	if !a.runsHere(t.Component.ID) {
+		writeErr(w, http.StatusConflict, fmt.Errorf("%w: %s (a worker group placed it on another worker: tap it there)", ErrNotRunningHere, t.Component.ID))
 		return
 	}
 	sub, err := a.m.p.Taps().Subscribe(t.Component.ID, t.Step, t.Direction, t.Options)
