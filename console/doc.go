@@ -43,8 +43,9 @@
 // The sampler (sampler.go) records, every Config.SampleInterval, each
 // topic's summed end offsets and each group's lag per topic into bounded
 // rings (Config.History samples); the throughput and lag charts are drawn
-// from them. Sampling starts with the first page view, so an unwatched
-// console costs nothing.
+// from them. Sampling runs while someone looks: it starts with a page view
+// and stops after 30 intervals without one, so an unwatched console costs
+// nothing.
 //
 // # Security
 //

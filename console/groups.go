@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 type groupsData struct {
@@ -26,30 +25,16 @@ type groupRow struct {
 func (c *Console) groupsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := c.ctx(r)
 	defer cancel()
-	listed, err := c.adm.ListGroups(ctx)
-	if err != nil {
-		c.render(w, r, "groups", "Consumer groups", groupsData{}, err)
-		return
-	}
+	lags, err := c.groupLags(ctx)
 	var d groupsData
-	var lags kadm.DescribedGroupLags
-	if len(listed) > 0 {
-		lags, err = c.adm.Lag(ctx, listed.Groups()...)
-	}
-	for _, g := range listed.Sorted() {
-		row := groupRow{Name: g.Group, State: g.State, Protocol: g.ProtocolType}
-		if gl, ok := lags[g.Group]; ok {
-			row.Members = len(gl.Members)
-			row.Lag = gl.Lag.Total()
-			if e := gl.Error(); e != nil {
-				row.Err = e.Error()
-			}
-			if gl.State != "" {
-				row.State = gl.State
-			}
+	for _, gl := range lags {
+		row := groupRow{Name: gl.Group, State: gl.State, Protocol: gl.ProtocolType, Members: len(gl.Members), Lag: gl.Lag.Total()}
+		if e := gl.Error(); e != nil {
+			row.Err = e.Error()
 		}
 		d.Groups = append(d.Groups, row)
 	}
+	sort.Slice(d.Groups, func(i, j int) bool { return d.Groups[i].Name < d.Groups[j].Name })
 	c.render(w, r, "groups", "Consumer groups", d, err)
 }
 
@@ -83,8 +68,8 @@ func (c *Console) groupPage(w http.ResponseWriter, r *http.Request) {
 	title := "Consumer group " + group
 	ctx, cancel := c.ctx(r)
 	defer cancel()
-	lags, err := c.adm.Lag(ctx, group)
-	if err != nil {
+	lags, err := c.groupLags(ctx, group)
+	if err != nil && len(lags) == 0 {
 		c.render(w, r, "group", title, nil, err)
 		return
 	}

@@ -36,46 +36,59 @@ func (r *ring) points() []Point {
 }
 
 // sampler records, every interval, each topic's summed end offsets and
-// each group's lag per topic. It runs from the first page view until
-// Close.
+// each group's lag per topic. It runs while the console is looked at:
+// from a page view until idleSamples intervals without one (the history
+// kept meanwhile stays), and stops at Close.
 type sampler struct {
 	c        *Console
 	interval time.Duration
 	size     int
 
-	once   sync.Once
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	mu     sync.Mutex
-	ends   map[string]*ring            // topic → summed end offsets
-	lag    map[string]map[string]*ring // group → topic → summed lag
-	last   time.Time                   // of the last complete sample
-	lastEr error
+	mu      sync.Mutex
+	running bool
+	closed  bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	viewed  time.Time                   // the last page view
+	ends    map[string]*ring            // topic → summed end offsets
+	lag     map[string]map[string]*ring // group → topic → summed lag
+	last    time.Time                   // of the last complete sample
+	lastEr  error
 }
+
+// idleSamples is how many intervals without a page view stop sampling.
+const idleSamples = 30
 
 func newSampler(c *Console, interval time.Duration, size int) *sampler {
 	return &sampler{c: c, interval: interval, size: size, ends: map[string]*ring{}, lag: map[string]map[string]*ring{}}
 }
 
+// start notes a page view and runs the sampler if it is not running.
 func (s *sampler) start() {
-	s.once.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		s.cancel, s.done = cancel, make(chan struct{})
-		go s.run(ctx)
-	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.viewed = time.Now()
+	if s.running || s.closed {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.running, s.cancel, s.done = true, cancel, make(chan struct{})
+	go s.run(ctx, s.done)
 }
 
 func (s *sampler) stop() {
-	s.once.Do(func() {}) // a sampler never started stays stopped
-	if s.cancel != nil {
-		s.cancel()
-		<-s.done
+	s.mu.Lock()
+	s.closed = true
+	running, cancel, done := s.running, s.cancel, s.done
+	s.mu.Unlock()
+	if running {
+		cancel()
+		<-done
 	}
 }
 
-func (s *sampler) run(ctx context.Context) {
-	defer close(s.done)
+func (s *sampler) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {
@@ -84,6 +97,16 @@ func (s *sampler) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		s.mu.Lock()
+		idle := time.Since(s.viewed) > idleSamples*s.interval
+		if idle {
+			s.running = false
+			s.cancel()
+		}
+		s.mu.Unlock()
+		if idle {
+			return
 		}
 	}
 }
@@ -94,7 +117,12 @@ func (s *sampler) sample(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.RequestTimeout)
 	defer cancel()
 	now := time.Now()
-	ends, err := s.c.adm.ListEndOffsets(ctx)
+	td, err := s.c.adm.ListTopicsWithInternal(ctx)
+	if err != nil {
+		s.fail(ctx, "topics", err)
+		return
+	}
+	ends, err := s.c.listOffsets(ctx, atEnd, partitionsOf(td, td.Names()))
 	if err != nil {
 		s.fail(ctx, "end offsets", err)
 		return
@@ -105,11 +133,7 @@ func (s *sampler) sample(ctx context.Context) {
 			sums[o.Topic] += o.Offset
 		}
 	})
-	var lags kadm.DescribedGroupLags
-	groups, err := s.c.adm.ListGroups(ctx)
-	if err == nil && len(groups) > 0 {
-		lags, err = s.c.adm.Lag(ctx, groups.Groups()...)
-	}
+	lags, err := s.c.groupLags(ctx)
 	if err != nil {
 		s.fail(ctx, "group lag", err)
 	}

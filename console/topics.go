@@ -48,8 +48,7 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		names = append(names, t.Topic)
 	}
-	// Three independent requests (each with its own metadata look-up):
-	// at once.
+	// Three independent requests at once.
 	var (
 		starts, ends     kadm.ListedOffsets
 		sizes            kadm.DescribedAllLogDirs
@@ -57,8 +56,9 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 		wg               sync.WaitGroup
 	)
 	wg.Add(3)
-	go func() { defer wg.Done(); starts, errS = c.adm.ListStartOffsets(ctx, names...) }()
-	go func() { defer wg.Done(); ends, errE = c.adm.ListEndOffsets(ctx, names...) }()
+	parts := partitionsOf(td, names)
+	go func() { defer wg.Done(); starts, errS = c.listOffsets(ctx, atStart, parts) }()
+	go func() { defer wg.Done(); ends, errE = c.listOffsets(ctx, atEnd, parts) }()
 	go func() { defer wg.Done(); sizes, errD = c.adm.DescribeAllLogDirs(ctx, nil) }()
 	wg.Wait()
 	size := map[string]int64{}
