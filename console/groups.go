@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-
 )
 
 type groupsData struct {
