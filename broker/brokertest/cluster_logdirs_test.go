@@ -208,19 +208,7 @@ func TestFailedOneOfTwoLogDirs(t *testing.T) {
 	// was, the offline ones led by broker 1 again, every ISR full.
 	c.Kill(1)
 	c.Restart(1)
-	c.WaitFor(30*time.Second, func() error {
-		for _, p := range in[dirB]["solo"] {
-			if l, err := c.LeaderOf("solo", p); err != nil || l != 1 {
-				return fmt.Errorf("solo-%d leader %d (%v)", p, l, err)
-			}
-		}
-		for p := int32(0); p < 4; p++ {
-			if mp := c.Partition("rep", p); !slices.Contains(mp.ISR, 1) {
-				return fmt.Errorf("rep-%d ISR %v without broker 1", p, mp.ISR)
-			}
-		}
-		return nil
-	})
+	waitDirBackOnOne(t, c, in[dirB]["solo"])
 	for d, topics := range in {
 		for topic, ps := range topics {
 			for _, p := range ps {
@@ -296,8 +284,21 @@ func TestFailedOneOfTwoLogDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Restart(1)
+	waitDirBackOnOne(t, c, in[dirB]["solo"])
+	for _, p := range in[dirB]["solo"] {
+		if got := consumeAll(t, c, "solo", p, 1); !slices.Equal(got, []string{"solo-before"}) {
+			t.Fatalf("solo-%d after its directory came back: %v", p, got)
+		}
+	}
+}
+
+// waitDirBackOnOne waits until broker 1, restarted with its second log
+// directory readable again, leads the solo partitions that live there
+// (solo) and is back in the ISR of every rep partition.
+func waitDirBackOnOne(t *testing.T, c *Cluster, solo []int32) {
+	t.Helper()
 	c.WaitFor(30*time.Second, func() error {
-		for _, p := range in[dirB]["solo"] {
+		for _, p := range solo {
 			if l, err := c.LeaderOf("solo", p); err != nil || l != 1 {
 				return fmt.Errorf("solo-%d leader %d (%v)", p, l, err)
 			}
@@ -309,9 +310,4 @@ func TestFailedOneOfTwoLogDirs(t *testing.T) {
 		}
 		return nil
 	})
-	for _, p := range in[dirB]["solo"] {
-		if got := consumeAll(t, c, "solo", p, 1); !slices.Equal(got, []string{"solo-before"}) {
-			t.Fatalf("solo-%d after its directory came back: %v", p, got)
-		}
-	}
 }
