@@ -102,7 +102,7 @@ func (g *groupWorkers) start(id, file string, pre ...string) *testkit.Proc {
 	if err := os.MkdirAll(wd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := append(slices.Clone(pre), g.bin, "run", file, "--status", "off", "--summary-interval", "0",
+	cmd := append(slices.Clone(pre), g.bin, "run", file, "--status", "off", "--summary-interval", "0", "--admin-addr", "off",
 		"--group", g.group, "--worker-id", id,
 		"--var", "brokers="+g.addr, "--var", "prefix="+g.prefix)
 	cmd = append(cmd, g.args...)
