@@ -42,7 +42,10 @@
 // adding an instance moves tasks, and the new owner restores their stores
 // from the changelogs (or, when the task comes back to an instance that
 // closed it cleanly, from the local Pebble store plus the changelog tail).
-// TestDriver runs a topology on in-memory topics without a broker.
+// Config.InstanceID makes an instance a static member (group.instance.id):
+// restarted with the same id, even after a crash, it gets its tasks back
+// without a rebalance or a wait for its old session (weir run's worker
+// groups set it to weir-<worker>-<component>). TestDriver runs a topology on in-memory topics without a broker.
 //
 // # Guarantees
 //
