@@ -111,7 +111,7 @@ func BenchmarkWorkerGroupSinkThroughput(b *testing.B) {
 	prof := os.Getenv("WEIR_BENCH_PPROF") // a folder: the workers' CPU profiles
 	round := 0
 
-	run := func(workers int) float64 {
+	run := func(workers int) (float64, string) {
 		g := newGroupWorkers(b, bin, br.Addr, pipeline, "--var", "registry="+reg)
 		samples := []sample{{time.Now(), 0}}
 		self0, _ := bench.ReadSchedStat(0)
@@ -158,17 +158,16 @@ func BenchmarkWorkerGroupSinkThroughput(b *testing.B) {
 			p.Kill()
 		}
 		rate := rateBetween(samples, int64(n)/10, int64(n)*9/10)
-		b.Logf("%d worker(s): %.0f records/s (10%%-90%%), whole run %v; workers: %s; %.0f records per worker CPU-second; test process (broker): on a cpu %.0f%%, waiting %.0f%%",
+		return rate, fmt.Sprintf("%d worker(s) %.0f records/s, whole run %v, workers: %s, %.0f records per worker cpu-second, test process (broker): on a cpu %.0f%% waiting %.0f%%",
 			workers, rate, wall.Round(10*time.Millisecond), strings.Join(ws, "; "), float64(n)/cpuSum.Seconds(),
 			100*self.CPU.Seconds()/wall.Seconds(), 100*self.Wait.Seconds()/wall.Seconds())
-		return rate
 	}
 	var ones, twos, ratios []float64
 	for i := 0; i < 5; i++ {
 		l0 := loadAvg()
-		one := run(1)
-		two := run(2)
-		b.Logf("round %d: 1 worker %.0f records/s, 2 workers %.0f records/s: %.2fx (load %s → %s)", i+1, one, two, two/one, l0, loadAvg())
+		one, d1 := run(1)
+		two, d2 := run(2)
+		b.Logf("round %d: %.2fx (load %s → %s): %s | %s", i+1, two/one, l0, loadAvg(), d1, d2)
 		ones, twos, ratios = append(ones, one), append(twos, two), append(ratios, two/one)
 	}
 	m1, m2 := median(ones), median(twos)
