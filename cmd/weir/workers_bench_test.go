@@ -92,7 +92,7 @@ sink "file-sink" "out" {
 // reading it from the start. A run's rate is taken between 10% and 90%
 // of the records committed (the group's offsets, polled), which leaves
 // out process start, joins and the tail. WEIR_BENCH_RECORDS sets the
-// record count (default 1,500,000); WEIR_BENCH_PPROF=DIR saves a 5 s CPU
+// record count (default 1,000,000); WEIR_BENCH_PPROF=DIR saves a 5 s CPU
 // profile of every worker there (its admin listener's /debug/pprof).
 func BenchmarkWorkerGroupSinkThroughput(b *testing.B) {
 	if _, err := exec.LookPath("taskset"); err != nil {
@@ -101,7 +101,7 @@ func BenchmarkWorkerGroupSinkThroughput(b *testing.B) {
 	bin := weirbin.Build(b)
 	br := testbroker.Start(b)
 	reg := br.Registry(b)
-	n := 1_500_000
+	n := 1_000_000
 	if s := os.Getenv("WEIR_BENCH_RECORDS"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
