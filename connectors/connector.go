@@ -28,6 +28,9 @@ var (
 	ErrUnknownKind = errors.New("unknown connector kind")
 	// ErrStopped is returned by calls on a task that was stopped.
 	ErrStopped = errors.New("connector stopped")
+	// ErrPositionsLost is returned by a source that ran before and finds
+	// no stored position (SourceOptions.RequirePositions).
+	ErrPositionsLost = errors.New("source positions lost")
 )
 
 // SourceRecord is one record a Source emits, with the source position the

@@ -146,8 +146,10 @@ func ensureTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 // destination partitions named by the scan record, returning each source
 // partition's newest position (by seq). committed (an exactly-once task)
 // reads both with read_committed: only what committed transactions wrote
-// counts, so positions and records agree exactly.
-func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, offsetsTopic, connector string, committed bool) (map[string]storedPos, error) {
+// counts, so positions and records agree exactly. seen reports whether
+// the offsets topic holds any record of the connector (a position or its
+// scan record, even an empty one: ResetPositions).
+func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, offsetsTopic, connector string, committed bool) (_ map[string]storedPos, seen bool, _ error) {
 	out := map[string]storedPos{}
 	var scan scanValue
 	var bad error
@@ -156,6 +158,7 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 		if string(r.Key) == wantScan {
 			scan = scanValue{}
 			if r.Value != nil {
+				seen = true
 				if err := json.Unmarshal(r.Value, &scan); err != nil && bad == nil {
 					bad = fmt.Errorf("scan record of %s at %s/%d@%d: %w", connector, r.Topic, r.Partition, r.Offset, err)
 				}
@@ -170,6 +173,7 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 			delete(out, k[1])
 			return
 		}
+		seen = true
 		var p storedPos
 		if err := json.Unmarshal(r.Value, &p); err != nil {
 			if bad == nil {
@@ -182,10 +186,10 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading source positions from %s: %w", offsetsTopic, err)
+		return nil, false, fmt.Errorf("reading source positions from %s: %w", offsetsTopic, err)
 	}
 	if bad != nil {
-		return nil, bad
+		return nil, false, bad
 	}
 	from := map[string]map[int32]int64{}
 	for t, ps := range scan.Scan {
@@ -193,7 +197,7 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 		for p, o := range ps {
 			n, err := strconv.Atoi(p)
 			if err != nil {
-				return nil, fmt.Errorf("scan record of %s: partition %q: %w", connector, p, err)
+				return nil, false, fmt.Errorf("scan record of %s: partition %q: %w", connector, p, err)
 			}
 			from[t][int32(n)] = o
 		}
@@ -217,7 +221,7 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("scanning destination topics for positions of %s: %w", connector, err)
+		return nil, false, fmt.Errorf("scanning destination topics for positions of %s: %w", connector, err)
 	}
 	// A source partition resumes after the last record of an unbroken run
 	// of seqs from its stored one: a record missing from the run (still
@@ -238,7 +242,7 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 			out[sp] = cur
 		}
 	}
-	return out, nil
+	return out, seen, nil
 }
 
 // readRangeKnown is readRange limited to the partitions listed in from.

@@ -74,6 +74,17 @@ type SourceOptions struct {
 	// or change the records, and should return at once when nobody
 	// looks (one atomic check).
 	Observe func([]SourceRecord)
+	// RequirePositions (ExactlyOnce only; a worker group's singleton
+	// sources) refuses to start from scratch a source that ran before:
+	// when fencing finds its transactional id used (producer epoch > 0)
+	// but the offsets topic holds no record of the connector (the topic
+	// was deleted or emptied), the task fails with ErrPositionsLost
+	// instead of reading its source from the beginning again (a mysql
+	// source would snapshot every table again: every row twice). The
+	// first start writes its scan record in a transaction before reading
+	// anything, so only a topic that lost its records looks like this.
+	// RecoverPositions and ResetPositions are the ways on.
+	RequirePositions bool
 }
 
 // pending is one produced record and its source position. rec is the
@@ -136,6 +147,8 @@ type sourceTask struct {
 	txn txnState // exactly-once mode (source_txn.go)
 
 	workerHdr []byte // value of the WorkerHeader (SourceOptions.GroupWorker)
+
+	otID [16]byte // the offsets topic's id at the last commit (zero: not known)
 }
 
 func (t *sourceTask) Name() string        { return t.name }
@@ -264,13 +277,21 @@ func (t *sourceTask) start(ctx context.Context) error {
 	if t.txn.on {
 		// Fence a zombie of this task and abort its open transaction
 		// before reading positions (Kafka Connect's initTransactions).
-		if err := t.fence(); err != nil {
+		if err := t.fence(ctx); err != nil {
 			return err
 		}
 	}
-	restored, err := restorePositions(ctx, t.rt.client(), t.adm, otopic, t.conn, t.txn.on)
+	restored, seen, err := restorePositions(ctx, t.rt.client(), t.adm, otopic, t.conn, t.txn.on)
 	if err != nil {
 		return err
+	}
+	if t.txn.on && t.opts.RequirePositions && !seen && t.txn.epoch > 0 {
+		return fmt.Errorf("%w: %s holds no position of %q, yet the source ran before (its transactional id %q is at producer epoch %d): "+
+			"the topic was deleted or emptied after its last commit. Not starting from scratch, which would write everything again "+
+			"(a mysql source: every row twice). To resume where it stopped, rebuild the positions from the records it wrote: "+
+			"`weir connector positions %s --recover-from TOPIC...` with its destination topics; to start from scratch anyway: "+
+			"`weir connector positions %s --reset`",
+			ErrPositionsLost, otopic, t.conn, t.opts.TransactionalID, t.txn.epoch, t.conn, t.conn)
 	}
 	positions := make(map[string][]byte, len(restored))
 	for sp, p := range restored {
@@ -348,7 +369,13 @@ func (t *sourceTask) loop(ctx context.Context) error {
 		clear(buf) // drop references; the runtime owns the records now
 		if time.Since(last) >= t.opts.CommitInterval {
 			last = time.Now()
-			if err := t.commit(ctx); err != nil && ctx.Err() == nil {
+			// A stop asked for during a commit lets it finish (bounded by
+			// StopTimeout, as the final commit): cancelled, an exactly-once
+			// commit would abort its transaction and fail the task.
+			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), t.opts.StopTimeout)
+			err := t.commit(cctx)
+			ccancel()
+			if err != nil && ctx.Err() == nil {
 				t.m.Error("commit")
 				t.log.Warn("storing source positions failed; will retry", zap.Error(err))
 			}
@@ -670,6 +697,7 @@ func spName(p *pending) string {
 // scan marks, then tells a Committer source. In exactly-once mode it
 // commits the open transaction with them (commitTxn).
 func (t *sourceTask) commit(ctx context.Context) error {
+	t.keepOffsetsTopic(ctx)
 	if t.txn.on {
 		return t.commitTxn(ctx)
 	}

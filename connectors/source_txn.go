@@ -42,6 +42,8 @@ type txnState struct {
 	err      error          // first failure in the open transaction (guarded by mu)
 	broken   error          // the aborted transaction's cause: the task stops
 	settles  []txnSettle    // pushed records' fates, told when the transaction ends (mu)
+	epoch    int16          // producer epoch after fencing: > 0 if the transactional id was used before
+	marked   bool           // a transaction has committed the scan record (RequirePositions)
 }
 
 // txnSettle is a pushed record's fate, told when its transaction ends.
@@ -68,16 +70,24 @@ func (t *sourceTask) txnFailed(err error) {
 	t.mu.Unlock()
 }
 
-// fence begins the task's first transaction: the client initializes
-// the task's transactional id (InitProducerId), which bumps its epoch,
-// so a zombie producer of this task is fenced and the transaction it
-// left open is aborted by the coordinator (the client waits out
-// CONCURRENT_TRANSACTIONS until the abort markers are written), and the
-// last stable offsets move past it before positions are read.
-func (t *sourceTask) fence() error {
+// fence begins the task's first transaction and initializes the task's
+// transactional id (InitProducerId, which kgo would otherwise send only
+// with the first record), which bumps its epoch, so a zombie producer of
+// this task is fenced and the transaction it left open is aborted by the
+// coordinator (the client waits out CONCURRENT_TRANSACTIONS until the
+// abort markers are written), and the last stable offsets move past it
+// before positions are read. The epoch it gets (0 for a transactional id
+// never used, or forgotten after transactional.id.expiration.ms) tells
+// whether the task ran before.
+func (t *sourceTask) fence(ctx context.Context) error {
 	if err := t.cl.BeginTransaction(); err != nil {
 		return fmt.Errorf("initializing transactional id %q: %w", t.opts.TransactionalID, err)
 	}
+	_, epoch, err := t.cl.ProducerID(ctx)
+	if err != nil {
+		return fmt.Errorf("initializing transactional id %q: %w", t.opts.TransactionalID, err)
+	}
+	t.txn.epoch = epoch
 	return nil
 }
 
@@ -109,7 +119,7 @@ func (t *sourceTask) commitTxn(ctx context.Context) error {
 		return t.abortTxn(ctx, err)
 	}
 	recs, stored, committed := t.positionRecords()
-	if t.txn.produced == 0 && len(stored) == 0 {
+	if t.txn.produced == 0 && len(stored) == 0 && (t.txn.marked || !t.opts.RequirePositions) {
 		return nil // nothing new: no transaction to commit
 	}
 	if err := t.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
@@ -119,6 +129,7 @@ func (t *sourceTask) commitTxn(ctx context.Context) error {
 		return t.abortTxn(ctx, fmt.Errorf("committing the transaction: %w", err))
 	}
 	t.txn.produced = 0
+	t.txn.marked = true
 	t.positionsStored(stored, committed) // counts the commit first
 	t.mu.Lock()
 	settles := t.txn.settles

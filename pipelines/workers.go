@@ -26,7 +26,10 @@ import (
 //   - Singleton sources (their kind's Placement, e.g. mysql) run on the
 //     one worker the group places them on, always transactional: the
 //     transactional id weir-source-<name> is the same on every worker, so
-//     a new owner's InitProducerId fences the old one's producer.
+//     a new owner's InitProducerId fences the old one's producer. A new
+//     owner that finds no stored position of a singleton that ran before
+//     (its positions topic deleted) fails with connectors.ErrPositionsLost
+//     rather than starting from scratch (SourceOptions.RequirePositions).
 //   - Per-worker sources (file, syslog, http) run on every worker, each
 //     with its own positions (connector "<name>@<worker>").
 //   - Sinks and streams run on every worker and share partitions through
@@ -208,6 +211,9 @@ func (r *Runner) sourceOptions(s *Source) connectors.SourceOptions {
 		o.GroupWorker = r.wg.opts.ID
 		if s.Connector.Placement == connectors.Singleton {
 			o.ExactlyOnce = true // the transactional id fences a zombie owner
+			// A new owner that finds no position of a singleton that ran
+			// before fails instead of starting from scratch.
+			o.RequirePositions = true
 		} else {
 			o.Worker = r.wg.opts.ID
 		}

@@ -68,7 +68,7 @@ The command connects to the database with the source's own settings.`,
 		snap.Flags().StringArrayVar(&tables, "table", nil, "db.table to snapshot (repeatable; glob patterns as in include_tables)")
 		snap.Flags().BoolVar(&stop, "stop", false, "stop incremental snapshots of the --table tables (none: all) instead")
 		snap.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up connecting to the database after this long")
-		cmd.AddCommand(snap)
+		cmd.AddCommand(snap, positionsCommand(g))
 		return cmd
 	})
 }

@@ -47,5 +47,8 @@
 // whose settings differ from the leader's. A group name already used by
 // a consumer group (another protocol type) is refused by the coordinator
 // with INCONSISTENT_GROUP_PROTOCOL, which Run returns as an error naming
-// the group.
+// the group. A consumer group with no member left would be taken over
+// (Kafka lets an empty group change protocol type): Run first refuses a
+// name under which offsets are committed (a worker group never commits
+// any), naming the topics.
 package workgroup

@@ -181,6 +181,37 @@ func TestGroupNameOfAConsumerGroupIsRefused(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "another protocol type") || !strings.Contains(err.Error(), group) {
 				t.Fatalf("Run = %v, want an error naming the group and the protocol type", err)
 			}
+			// The same consumer group with no member left, only its
+			// committed offsets: the coordinator would let a worker group
+			// take it over; the worker refuses.
+			adm := kafkaclientAdmin(t, tg.Addr)
+			offs := kadm.Offsets{}
+			offs.Add(kadm.Offset{Topic: "wg-topic", Partition: 0, At: 0, LeaderEpoch: -1})
+			cl.Close()
+			testkit.CheckFor(t, 20*time.Second, func() error {
+				gs, err := adm.DescribeGroups(ctx, group)
+				if err != nil {
+					return err
+				}
+				if n := len(gs[group].Members); n > 0 {
+					return fmt.Errorf("%d members left", n)
+				}
+				if _, err := adm.CommitOffsets(ctx, group, offs); err != nil {
+					return err
+				}
+				return nil
+			})
+			g, err = New(Config{Client: kafkaclient.Options{Brokers: []string{tg.Addr}}, Group: group, Worker: "w1", Logger: zaptest.NewLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = g.Run(ctx)
+			if err == nil || !strings.Contains(err.Error(), "committed offsets (topics wg-topic)") || !strings.Contains(err.Error(), group) {
+				t.Fatalf("Run on an empty consumer group = %v, want an error naming the group and its committed offsets", err)
+			}
+			if gs, err := adm.DescribeGroups(ctx, group); err != nil || gs[group].ProtocolType == ProtocolType {
+				t.Fatalf("the consumer group became a worker group (%v, %v)", gs[group].ProtocolType, err)
+			}
 		})
 	}
 }

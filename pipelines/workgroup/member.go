@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -136,6 +138,9 @@ func (e errFatal) Unwrap() error { return e.err }
 // same id, no authorization.
 func (g *Group) Run(ctx context.Context) error {
 	defer g.cl.Close()
+	if err := g.checkName(ctx); err != nil {
+		return err
+	}
 	backoff := 100 * time.Millisecond
 	g.lastOK = time.Now()
 	for ctx.Err() == nil {
@@ -168,6 +173,31 @@ func (g *Group) Run(ctx context.Context) error {
 }
 
 var errRejoin = errors.New("rejoin")
+
+// checkName refuses a group name under which offsets are committed: a
+// consumer group's, even one with no member now (the coordinator would
+// let the worker group take over an empty group of another protocol
+// type, and the consumers would then be refused when they come back).
+// A worker group never commits offsets. Other errors are left to
+// JoinGroup.
+func (g *Group) checkName(ctx context.Context) error {
+	fctx, cancel := context.WithTimeout(ctx, g.cfg.RebalanceTimeout)
+	defer cancel()
+	offs, err := kadm.NewClient(g.cl).FetchOffsets(fctx, g.cfg.Group)
+	if err != nil || offs.Error() != nil {
+		return nil
+	}
+	var topics []string
+	for _, t := range offs.Sorted() {
+		if t.At >= 0 && !slices.Contains(topics, t.Topic) {
+			topics = append(topics, t.Topic)
+		}
+	}
+	if len(topics) > 0 {
+		return fmt.Errorf("worker group %q: a consumer group of that name has committed offsets (topics %s); choose another worker group name", g.cfg.Group, strings.Join(topics, ", "))
+	}
+	return nil
+}
 
 // checkLapse stops the singletons when the member has not been
 // confirmed by the coordinator for two thirds of the session timeout:
