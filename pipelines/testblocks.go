@@ -121,7 +121,7 @@ var TestBlockBlocks = []connectors.Block{
 		{Name: "key", Type: connectors.String, Doc: "the record key; null: no key"},
 		{Name: "topic", Type: connectors.String, Doc: "the topic the record is written to (a route's, the dead-letter topic weir-dlq-<name>)"},
 		{Name: "timestamp", Type: connectors.String, Doc: "the record time: an RFC 3339 time or milliseconds since the epoch"},
-		{Name: "headers", Type: connectors.StringMap, Doc: "headers the record must carry with these values; others may exist"},
+		{Name: "headers", Type: connectors.StringMap, Doc: "headers the record must carry with these values; others may exist (those the connectors runtime adds when it produces, such as weir.src, are not part of a test's records)"},
 		{Name: "condition", Type: connectors.Expression, Doc: "an expression over record that must be true, or a list of them, each checked and reported on its own"},
 		{Name: "dead_letter", Type: connectors.Bool, Default: false, Doc: "the record must go to the dead-letter topic"},
 		{Name: "error", Type: connectors.String, Doc: "with dead_letter: a substring of the dead letter's error"},

@@ -20,10 +20,10 @@ func init() {
 			Short: "Run the test blocks of pipeline files, without a broker (exit 1 on a failure)",
 			Long: `Load pipeline files (a folder means all its *.hcl files) and run their test
 blocks, as Vector's "vector test" runs a configuration's unit tests: each test
-gives input records to a source, a stateless stream or a transform block, runs
-them through the same transform code weir run uses (value decoding, the
-steps, select_key, Avro or JSON encoding for the destination topic, dead
-letters), and checks the records that come out against its output blocks in
+gives input records to a source, a stream or a transform block, runs them
+through the same transform code weir run uses (value decoding, the steps,
+select_key, Avro or JSON encoding for the destination topic, dead letters;
+an aggregating stream's topology on the streams test driver), and checks the records that come out against its output blocks in
 order (value: exact; fields: a subset; key, topic, timestamp, headers;
 condition: expressions over record; dead_letter and error), or that none
 come out (no_output = true).
