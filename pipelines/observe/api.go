@@ -110,7 +110,8 @@ type TapRequest struct {
 }
 
 // ParseTap reads a tap request: the component (Graph.Resolve), query
-// parameters direction (default: in for sinks, else out), step, limit,
+// parameters direction (default: in for sinks, else out; a source
+// without transform steps has one: out), step, limit,
 // rate (samples/s, "5" or "5/s") and format (ndjson or sse; Accept:
 // text/event-stream means sse too).
 func ParseTap(g Graph, r *http.Request) (TapRequest, error) {
@@ -138,6 +139,11 @@ func ParseTap(g Graph, r *http.Request) (TapRequest, error) {
 		}
 	default:
 		return t, fmt.Errorf("direction %q: want in or out", t.Direction)
+	}
+	if c.Type == "source" && len(c.Steps) == 0 && step == 0 {
+		// Without transform steps a source emits what it reads: its
+		// input is its output.
+		t.Direction = Out
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
