@@ -251,7 +251,8 @@ type transformSource struct {
 	t     *transformer
 	dlq   string
 
-	ctx     context.Context // the fetch goroutine's; cancelled by Close
+	m       *connectors.Metrics // the source's: records dead-lettered by a step count there
+	ctx     context.Context     // the fetch goroutine's; cancelled by Close
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	next    chan polled // capacity 1: the fetch goroutine never blocks
@@ -272,6 +273,7 @@ type polled struct {
 func (s *transformSource) Open(ctx context.Context, sc connectors.SourceContext, restored map[string][]byte) error {
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.next = make(chan polled, 1)
+	s.m = sc.Metrics()
 	return s.inner.Open(ctx, sc, restored)
 }
 
@@ -326,6 +328,9 @@ func (s *transformSource) fetch(ctx context.Context, buf []connectors.SourceReco
 				msg = res.err.Error()
 			}
 			r.Topic = s.dlq
+			if s.m != nil {
+				s.m.DeadLetters.Inc()
+			}
 			r.Headers = append(r.Headers[:len(r.Headers):len(r.Headers)], kgo.RecordHeader{Key: errHeader, Value: []byte(msg)})
 		default:
 			r.Topic, r.Key, r.Value = res.topic, res.key, res.value

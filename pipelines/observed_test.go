@@ -1,0 +1,112 @@
+package pipelines_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"weir/internal/testkit"
+	"weir/pipelines/observe"
+)
+
+const observedPipeline = `
+topic "in" {}
+topic "out" {}
+
+source "file" "lines" {
+  topic   = topic.in
+  include = ["${path.root}/data/*.log"]
+  parse_json {
+    field    = "message"
+    on_error = "dead_letter"
+  }
+}
+
+stream "big" {
+  from = [topic.in]
+  to   = topic.out
+  filter {
+    condition = lower(record.kind) == "a" && record.n > 10
+    on_error  = "dead_letter"
+  }
+}
+
+sink "file" "copy" {
+  from = [topic.out]
+  path = "${path.root}/out/copy.jsonl"
+}
+`
+
+// TestObservedCounters: the counters behind weir top and the console
+// (Runner.Observed) count a source's records dead-lettered by its steps
+// and a stream's, and a stateless stream's records out are its results
+// (18 of 27 pass its filter); a restart of one component
+// starts it again and leaves the others alone.
+func TestObservedCounters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("p.hcl", observedPipeline)
+	// 30 lines: 3 not JSON (the source's dead letters), 3 without kind
+	// (the stream's: lower(null) fails), 18 of the 24 others with n > 10.
+	var lines string
+	for i := range 30 {
+		switch {
+		case i%10 == 0:
+			lines += "not json\n"
+		case i%10 == 1:
+			lines += `{"m":1}` + "\n"
+		default:
+			lines += fmt.Sprintf(`{"kind":"a","n":%d}`+"\n", 4+i%10*2)
+		}
+	}
+	e.write("data/a.log", lines)
+	r := e.runner()
+	if _, err := r.Apply(context.Background(), e.load()); err != nil {
+		t.Fatal(err)
+	}
+	p := r.Observed()
+	byID := func() map[string]observe.Counters {
+		m := map[string]observe.Counters{}
+		for _, c := range p.Counters() {
+			m[c.ID] = c
+		}
+		return m
+	}
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		c := byID()
+		src, st, sink := c["source.lines"], c["stream.big"], c["sink.copy"]
+		if src.DeadLetters != 3 || src.RecordsOut != 30 || st.RecordsIn != 27 || st.DeadLetters != 3 || st.RecordsOut != 18 || sink.RecordsIn != 18 {
+			return fmt.Errorf("source %+v\nstream %+v\nsink %+v", src, st, sink)
+		}
+		return nil
+	})
+	if g := p.Graph(); len(g.Components) != 3 || len(g.Edges) != 4 || g.Components[0].Kind != "file" || g.Components[0].Steps[0] != "parse_json" {
+		t.Fatalf("graph %+v", g)
+	}
+	if err := p.Restart(context.Background(), "stream.big"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Restart(context.Background(), "stream.nope"); err == nil {
+		t.Fatal("restart of stream.nope took")
+	}
+	c := byID()
+	if c["stream.big"].Starts != 2 || c["source.lines"].Starts != 1 || c["sink.copy"].Starts != 1 {
+		t.Fatalf("starts after restarting stream.big: %+v", c)
+	}
+	// The restarted stream goes on: a new line passes.
+	f, err := os.OpenFile(filepath.Join(e.dir, "data/a.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, `{"kind":"A","n":99}`)
+	f.Close()
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		if n := byID()["sink.copy"].RecordsIn; n != 19 {
+			return fmt.Errorf("sink.copy read %v records, want 19", n)
+		}
+		return nil
+	})
+}
