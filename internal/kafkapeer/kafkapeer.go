@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -63,9 +62,12 @@ func Available() string {
 	return ""
 }
 
+// Build builds the broker's Java launcher when needed and returns its
+// classpath (Start calls it; scripts/test builds it up front).
+func Build() (string, error) { return project().Build() }
+
 func project() mvnpeer.Project {
-	_, file, _, _ := runtime.Caller(0)
-	return mvnpeer.Project{Dir: filepath.Join(filepath.Dir(file), "java"), Launcher: "weir/kafkapeer/Launcher.class"}
+	return mvnpeer.Project{Dir: filepath.Join(mvnpeer.SourceDir(), "java"), Launcher: "weir/kafkapeer/Launcher.class"}
 }
 
 func freePorts(n int) ([]int, error) {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -48,6 +50,13 @@ func (p Project) Build() (string, error) {
 	if p.upToDate(mod) {
 		return cp, nil
 	}
+	key, err := p.key(mod)
+	if err != nil {
+		return "", err
+	}
+	if restore(key, mod) && p.upToDate(mod) {
+		return cp, nil
+	}
 	args := []string{"-q", "-B", "-f", filepath.Join(p.Dir, "pom.xml")}
 	if p.Module != "" {
 		args = append(args, "-pl", p.Module)
@@ -63,6 +72,7 @@ func (p Project) Build() (string, error) {
 	if !p.upToDate(mod) {
 		return "", fmt.Errorf("mvn package of %s left no launcher in target/", mod)
 	}
+	save(key, mod)
 	return cp, nil
 }
 
@@ -87,4 +97,47 @@ func (p Project) upToDate(mod string) bool {
 		stale = true
 	}
 	return !stale
+}
+
+// SourceDir is the folder of the Go source file that calls it: where a
+// test peer's package keeps its Maven project. Built with -trimpath (as
+// scripts/test builds, so that compiled packages are shared between
+// clones), the runtime names that file relative to the module
+// ("weir/internal/kafkapeer/kafkapeer.go"): the folder is then found
+// under the module's root, the nearest folder above the working
+// directory (a test's package folder) whose go.mod declares module weir.
+func SourceDir() string {
+	_, file, _, _ := runtime.Caller(1)
+	dir := filepath.Dir(file)
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	rel, ok := strings.CutPrefix(filepath.ToSlash(dir), modulePath+"/")
+	if !ok {
+		return dir
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return dir
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if mod, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && declares(mod, modulePath) {
+			return filepath.Join(d, filepath.FromSlash(rel))
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+const modulePath = "weir"
+
+// declares: the go.mod text mod has the line "module path".
+func declares(mod []byte, path string) bool {
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" && strings.Trim(f[1], `"`) == path {
+			return true
+		}
+	}
+	return false
 }

@@ -3,7 +3,6 @@ package eostest
 import (
 	"os/exec"
 	"path/filepath"
-	"runtime"
 
 	"weir/internal/mvnpeer"
 )
@@ -21,6 +20,5 @@ func Available() string {
 // Classpath builds the Java peers (java/) when needed and returns their
 // classpath.
 func Classpath() (string, error) {
-	_, file, _, _ := runtime.Caller(0)
-	return mvnpeer.Project{Dir: filepath.Join(filepath.Dir(file), "java"), Launcher: "weir/eostest/TxnScenarios.class"}.Build()
+	return mvnpeer.Project{Dir: filepath.Join(mvnpeer.SourceDir(), "java"), Launcher: "weir/eostest/TxnScenarios.class"}.Build()
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -70,8 +69,7 @@ func Require(t testing.TB) {
 }
 
 func project() mvnpeer.Project {
-	_, file, _, _ := runtime.Caller(0)
-	return mvnpeer.Project{Dir: filepath.Join(filepath.Dir(file), "java"), Launcher: "weir/kafkatools/Launcher.class"}
+	return mvnpeer.Project{Dir: filepath.Join(mvnpeer.SourceDir(), "java"), Launcher: "weir/kafkatools/Launcher.class"}
 }
 
 // Build builds the tools' classpath when needed and returns it.

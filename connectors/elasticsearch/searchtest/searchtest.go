@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -139,8 +138,7 @@ func Dedicated(t testing.TB, f Flavor, settings map[string]string) *Server {
 
 // javaDir is the Maven project next to this file.
 func javaDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "java")
+	return filepath.Join(mvnpeer.SourceDir(), "java")
 }
 
 // Build compiles the launcher of flavor f when it is missing or older than

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,8 +76,7 @@ func Available() string {
 
 // javaDir is the Maven project next to this file.
 func javaDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "java")
+	return filepath.Join(mvnpeer.SourceDir(), "java")
 }
 
 // Build compiles the launcher when it is missing or older than its
