@@ -10,10 +10,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,36 +20,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"weir/internal/testkit"
+	"weir/internal/weirbin"
 )
 
-var (
-	buildOnce sync.Once
-	weirBin   string
-	buildErr  error
-)
-
-// weirBinary builds cmd/weir once per test run.
+// weirBinary is the weir command (internal/weirbin: built once per test
+// process, or scripts/test's); TestMain removes it.
 func weirBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the weir binary: not run with -short")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weir-group-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		weirBin = filepath.Join(dir, "weir")
-		out, err := exec.Command("go", "build", "-o", weirBin, "weir/cmd/weir").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build weir/cmd/weir: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return weirBin
+	return weirbin.Build(t)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	weirbin.Cleanup()
+	os.Exit(code)
 }
 
 type brokerProc struct {

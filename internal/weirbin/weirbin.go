@@ -20,7 +20,10 @@ var (
 )
 
 // Build returns the path of a weir binary built from this module's
-// cmd/weir, building it at the first call of the process.
+// cmd/weir, building it at the first call of the process, or the one
+// named by $WEIR_TEST_BIN (scripts/test sets it to the bin/weir it has
+// just built from the same tree, so the test processes do not link
+// their own).
 // With -short it skips the test (a heavy peer, as the other helpers that
 // start one).
 func Build(tb testing.TB) string {
@@ -29,6 +32,12 @@ func Build(tb testing.TB) string {
 		tb.Skip("builds and runs the weir binary: not run with -short")
 	}
 	once.Do(func() {
+		if prebuilt := os.Getenv("WEIR_TEST_BIN"); prebuilt != "" {
+			if _, err = os.Stat(prebuilt); err == nil {
+				bin = prebuilt
+			}
+			return
+		}
 		if dir, err = os.MkdirTemp("", "weir-bin-"); err != nil {
 			return
 		}

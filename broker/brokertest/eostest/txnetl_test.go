@@ -42,7 +42,8 @@ func TestFranzGoTxnEtl(t *testing.T) {
 			cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-timeout=9m", "-run", "^TestTxnEtl$", "./pkg/kgo")
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "KGO_SEEDS="+strings.Join(seeds, ","), "KGO_TEST_RF=1",
-				"KGO_TEST_RECORDS="+txnEtlRecords, "GOWORK=off", "GOFLAGS=-mod=mod")
+				"KGO_TEST_RECORDS="+txnEtlRecords, "GOWORK=off",
+				"GOFLAGS=-mod=mod -trimpath") // -trimpath: the copy's compiled packages are cached across runs (a new temp folder each time)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("franz-go TestTxnEtl against %v: %v\n%s", seeds, err, tail(string(out), 80))
