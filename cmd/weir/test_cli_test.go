@@ -186,3 +186,45 @@ func findInFile(t *testing.T, path, s string) (line, col int) {
 	t.Fatalf("%s lacks %q", path, s)
 	return 0, 0
 }
+
+// TestWeirTestNonASCII: a difference in a non-ASCII value is reported at
+// its column in characters, and the snippet's underline sits under it.
+func TestWeirTestNonASCII(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyDir(t, "../../examples/app-logs-to-elk", dir)
+	tests := filepath.Join(dir, "tests.hcl")
+	b, err := os.ReadFile(tests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(b), `fields = { level = "info", msg = "Grüße aus Köln → 東京" }`, `fields = { level = "info", msg = "Grüße aus Köln → 大阪" }`, 1)
+	if src == string(b) {
+		t.Fatal("examples/app-logs-to-elk/tests.hcl changed: update this test")
+	}
+	if err := os.WriteFile(tests, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runWeir(t, "", "test", dir)
+	if err == nil {
+		t.Fatal("weir test passed with a wrong expectation")
+	}
+	line, col := findInFile(t, tests, `msg = "Grüße aus Köln → 大阪"`)
+	want := tests + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + `: error: Output differs: test "a line without a level counts as info": output 1 (fields): field "msg" is "Grüße aus Köln → 東京", want "Grüße aus Köln → 大阪".`
+	if !strings.Contains(stderr, want) {
+		t.Fatalf("stderr lacks %q:\n%s", want, stderr)
+	}
+	// The underline starts under the m of msg (columns are characters).
+	lines := strings.Split(stderr, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, `| `) && strings.Contains(l, `msg = "Grüße aus Köln → 大阪"`) && i+1 < len(lines) {
+			under := lines[i+1]
+			bar := strings.Index(under, "| ")
+			if bar < 0 || len([]rune(under[bar+2:]))-len([]rune(strings.TrimLeft(under[bar+2:], " "))) != col-1 || !strings.Contains(under, "^") {
+				t.Errorf("underline %q is not under column %d of %q", under, col, l)
+			}
+			return
+		}
+	}
+	t.Errorf("no snippet of the expectation in:\n%s", stderr)
+}
