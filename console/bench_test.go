@@ -27,6 +27,15 @@ func BenchmarkPages(b *testing.B) {
 		b.Skip("creates 10,000 partitions")
 	}
 	e := bigEnv(b)
+	// The baseline: what the process spends with no page asked for, per
+	// 100 ms (the idle broker's own work over its 10,000 partitions, GC).
+	b.Run("idle-100ms", func(b *testing.B) {
+		cpu0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	})
 	for _, p := range []string{"", "?page=50", "topics", "topics/t0500", "topics/t0500/records", "groups", "groups/g07", "schemas", "schemas/t0001-value"} {
 		b.Run(fmt.Sprintf("page=/console/%s", p), func(b *testing.B) {
 			url := e.base + p
