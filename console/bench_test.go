@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -36,8 +37,14 @@ func BenchmarkPages(b *testing.B) {
 		}
 		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 	})
-	for _, p := range []string{"", "?page=50", "topics", "topics/t0500", "topics/t0500/records", "groups", "groups/g07", "schemas", "schemas/t0001-value"} {
-		b.Run(fmt.Sprintf("page=/console/%s", p), func(b *testing.B) {
+	for _, p := range []string{"", "?page=50", "topics", "topics?page=10", "topics/t0500", "topics/t0500/records", "groups", "groups/g07", "schemas", "schemas/t0001-value"} {
+		name := "cluster"
+		if p != "" && p[0] != '?' {
+			name = strings.NewReplacer("/", "_", "?", "_").Replace(p)
+		} else if p != "" {
+			name += "_" + p[1:]
+		}
+		b.Run(name, func(b *testing.B) {
 			url := e.base + p
 			get1(b, url) // warm: the first view starts the sampler
 			lat := make([]time.Duration, 0, b.N)

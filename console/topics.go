@@ -18,7 +18,14 @@ import (
 type topicsData struct {
 	Topics   []topicRow
 	Internal bool // internal topics shown
+	// Page of Pages (topicsPerPage topics a page); Prev and Next are
+	// the neighbours' numbers, 0 for none; Total counts the topics.
+	Page, Pages, Prev, Next, Total int
 }
+
+// topicsPerPage bounds the topics list: only the shown topics' offsets
+// and sizes are asked for.
+const topicsPerPage = 100
 
 type topicRow struct {
 	Name        string
@@ -35,7 +42,15 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := c.ctx(r)
 	defer cancel()
 	showInternal := r.URL.Query().Get("internal") == "1"
-	d := topicsData{Internal: showInternal}
+	d := topicsData{Internal: showInternal, Page: 1}
+	if s := r.URL.Query().Get("page"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			c.badRequest(w, r, "Topics", "page "+strconv.Quote(s)+": want a page number from 1")
+			return
+		}
+		d.Page = n
+	}
 	td, err := c.adm.ListTopicsWithInternal(ctx)
 	if err != nil {
 		c.render(w, r, "topics", "Topics", d, err)
@@ -48,6 +63,21 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		names = append(names, t.Topic)
 	}
+	sort.Strings(names)
+	d.Total = len(names)
+	d.Pages = max(1, (len(names)+topicsPerPage-1)/topicsPerPage)
+	d.Page = min(d.Page, d.Pages)
+	if d.Page > 1 {
+		d.Prev = d.Page - 1
+	}
+	if d.Page < d.Pages {
+		d.Next = d.Page + 1
+	}
+	names = names[(d.Page-1)*topicsPerPage : min(len(names), d.Page*topicsPerPage)]
+	set := kadm.TopicsSet{}
+	for _, n := range names {
+		set.Add(n)
+	}
 	// Three independent requests at once.
 	var (
 		starts, ends     kadm.ListedOffsets
@@ -59,7 +89,7 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 	parts := partitionsOf(td, names)
 	go func() { defer wg.Done(); starts, errS = c.listOffsets(ctx, atStart, parts) }()
 	go func() { defer wg.Done(); ends, errE = c.listOffsets(ctx, atEnd, parts) }()
-	go func() { defer wg.Done(); sizes, errD = c.adm.DescribeAllLogDirs(ctx, nil) }()
+	go func() { defer wg.Done(); sizes, errD = c.adm.DescribeAllLogDirs(ctx, set) }()
 	wg.Wait()
 	size := map[string]int64{}
 	if errD == nil {
