@@ -13,6 +13,7 @@ import (
 // decommission replace a controller voter and retire its broker on an
 // in-process cluster; bad input is refused with nothing changed.
 func TestClusterVoterCommands(t *testing.T) {
+	t.Parallel()
 	c := brokertest.NewCluster(t, brokertest.Brokers(3))
 	c.CreateTopic("orders", 3, 3, nil)
 	seed := c.Broker(2).Addr()

@@ -10,6 +10,7 @@ import (
 )
 
 func TestClusterStatus(t *testing.T) {
+	t.Parallel()
 	c := brokertest.NewCluster(t, brokertest.Brokers(3))
 	c.CreateTopic("orders", 3, 3, nil)
 	c.CreateTopic("single", 1, 1, nil)
