@@ -361,7 +361,10 @@ func (l *loader) decodeTestInput(t *Test, b *hcl.Block) (*TestInput, hcl.Diagnos
 		diags = append(diags, d...)
 		if !d.HasErrors() {
 			in.Topic = topic
-			if t.stream != nil && !slices.Contains(t.stream.From, topic) {
+			if t.source != nil || t.transform != nil {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid input topic",
+					Detail: fmt.Sprintf("topic names the from topic a stream reads the record from; %s reads no topic.", t.Target), Subject: a.NameRange.Ptr()})
+			} else if t.stream != nil && !slices.Contains(t.stream.From, topic) {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid input topic",
 					Detail: fmt.Sprintf("stream %q reads %s, not %q.", t.stream.Name, quoteList(t.stream.From), topic), Subject: a.Expr.Range().Ptr()})
 			}

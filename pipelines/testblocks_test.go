@@ -402,6 +402,14 @@ test "e" {
   }
   no_output = true
 }
+test "f" {
+  target = source.app
+  input {
+    value = "x"
+    topic = topic.logs
+  }
+  no_output = true
+}
 `
 	_, diags := loadTests(t, src)
 	SortDiagnostics(diags)
@@ -421,6 +429,7 @@ test "e" {
 		`t.hcl:39:6: error: Duplicate test "a": A test named "a" is already declared at t.hcl:1:1; names must be unique.`,
 		`t.hcl:48:29: error: Invalid test target: A list of targets chains transform blocks; stream.slow is not one: test it on its own.`,
 		`t.hcl:48:42: error: Reference to undeclared transform: No transform named "tga" is declared. Did you mean "tag"?`,
+		`t.hcl:58:5: error: Invalid input topic: topic names the from topic a stream reads the record from; source.app reads no topic.`,
 	}
 	got := strings.Split(strings.TrimSpace(diagLines(diags)), "\n")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
