@@ -75,7 +75,8 @@ func (o observed) Counters() []observe.Counters {
 		c := observe.Counters{ID: s.ID, State: s.State, Starts: s.Starts, RecordsIn: s.RecordsIn, RecordsOut: s.RecordsOut,
 			BytesIn: s.BytesIn, BytesOut: s.BytesOut, Errors: s.Errors, DeadLetters: s.DeadLetters, Lag: s.Lag, Late: s.Late}
 		if s.LastErr != nil {
-			c.LastError = s.LastErr.Error()
+			at := s.LastErrAt
+			c.LastError, c.LastErrorAt = s.LastErr.Error(), &at
 		}
 		out[i] = c
 	}

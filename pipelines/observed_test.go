@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +107,49 @@ func TestObservedCounters(t *testing.T) {
 	testkit.CheckFor(t, 30*time.Second, func() error {
 		if n := byID()["sink.copy"].RecordsIn; n != 19 {
 			return fmt.Errorf("sink.copy read %v records, want 19", n)
+		}
+		return nil
+	})
+}
+
+// TestObservedFailure: a component that cannot start (a file sink whose
+// directory is a file) shows as failed, with its last error and when,
+// in the counters and in the meter's view, while the others run.
+func TestObservedFailure(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("blocker", "a file, not a directory")
+	e.write("p.hcl", `
+topic "in" {}
+sink "file" "broken" {
+  from = [topic.in]
+  path = "${path.root}/blocker/out.jsonl"
+}
+sink "file" "fine" {
+  from = [topic.in]
+  path = "${path.root}/out/fine.jsonl"
+}
+`)
+	r := e.runner()
+	start := time.Now()
+	if _, err := r.Apply(context.Background(), e.load()); err != nil {
+		t.Fatal(err)
+	}
+	m := observe.NewMeter(r.Observed())
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		v := m.View()
+		var broken, fine observe.ComponentView
+		for _, c := range v.Components {
+			switch c.Component.ID {
+			case "sink.broken":
+				broken = c
+			case "sink.fine":
+				fine = c
+			}
+		}
+		if broken.State != "failed" || !strings.Contains(broken.LastError, "blocker") || broken.LastErrorAt == nil ||
+			broken.LastErrorAt.Before(start) || fine.State != "running" || fine.LastError != "" {
+			return fmt.Errorf("broken %+v\nfine %+v", broken, fine)
 		}
 		return nil
 	})

@@ -107,6 +107,7 @@ type task struct {
 	mu      sync.Mutex
 	state   string
 	lastErr error
+	errAt   time.Time // when lastErr happened
 	starts  int
 	tr      *transformer
 	// waitSince is when the current run of expected waits (retriable
@@ -332,7 +333,7 @@ func (r *Runner) supervise(ctx context.Context, t *task, fn func(context.Context
 			t.mu.Lock()
 			t.state = "stopped"
 			if err != nil {
-				t.lastErr = err
+				t.lastErr, t.errAt = err, time.Now()
 			}
 			t.mu.Unlock()
 			if err != nil {
@@ -344,7 +345,7 @@ func (r *Runner) supervise(ctx context.Context, t *task, fn func(context.Context
 			err = errors.New("stopped unexpectedly")
 		}
 		t.mu.Lock()
-		t.state, t.lastErr = "failed", err
+		t.state, t.lastErr, t.errAt = "failed", err, time.Now()
 		t.mu.Unlock()
 		// An expected wait (topic metadata not yet propagated on a first
 		// start: a retriable Kafka error) is retried silently unless it
@@ -644,9 +645,10 @@ type Status struct {
 	DeadLetters       float64
 	// Late counts records an aggregating stream dropped from windows
 	// that had closed (past their grace period).
-	Late    float64
-	LastErr error
-	Starts  int
+	Late      float64
+	LastErr   error
+	LastErrAt time.Time
+	Starts    int
 }
 
 // Status returns every component's state, sorted by ID; after Stop, the
@@ -691,7 +693,7 @@ func (r *Runner) statusOf(tasks []*task) []Status {
 	for _, t := range tasks {
 		m := vals[t.comp.Name]
 		t.mu.Lock()
-		st := Status{ID: t.comp.ID(), Kind: t.comp.Kind, State: t.state, LastErr: t.lastErr, Starts: t.starts,
+		st := Status{ID: t.comp.ID(), Kind: t.comp.Kind, State: t.state, LastErr: t.lastErr, LastErrAt: t.errAt, Starts: t.starts,
 			RecordsIn: m["weir_connector_records_in_total"], RecordsOut: m["weir_connector_records_out_total"],
 			Lag: m["weir_connector_lag_records"], Errors: m["weir_connector_errors_total"],
 			BytesIn: m["weir_connector_bytes_in_total"], BytesOut: m["weir_connector_bytes_out_total"],

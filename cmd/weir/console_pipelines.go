@@ -32,6 +32,9 @@ func (c consolePipelines) Graph(context.Context) (console.PipelineGraph, error) 
 		if cv.Type == "stream" && cv.Kind == "stream" {
 			pc.Kind = ""
 		}
+		if cv.LastErrorAt != nil {
+			pc.LastErrorAt = *cv.LastErrorAt
+		}
 		if cv.Type == "source" {
 			pc.Lag = -1 // a source's "lag" is records in flight
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Pipeline is a running pipeline seen from outside; pipelines.Runner
@@ -59,16 +60,18 @@ type Edge struct {
 
 // Counters are one component's totals and state.
 type Counters struct {
-	ID          string  `json:"-"`     // in views, Component.ID
-	State       string  `json:"state"` // starting, running, failed, stopped
-	LastError   string  `json:"last_error,omitempty"`
-	Starts      int     `json:"starts"`
-	RecordsIn   float64 `json:"records_in"`
-	RecordsOut  float64 `json:"records_out"`
-	BytesIn     float64 `json:"bytes_in"`
-	BytesOut    float64 `json:"bytes_out"`
-	Errors      float64 `json:"errors"`
-	DeadLetters float64 `json:"dead_letters"`
+	ID        string `json:"-"`     // in views, Component.ID
+	State     string `json:"state"` // starting, running, failed, stopped
+	LastError string `json:"last_error,omitempty"`
+	// LastErrorAt is when LastError happened.
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+	Starts      int        `json:"starts"`
+	RecordsIn   float64    `json:"records_in"`
+	RecordsOut  float64    `json:"records_out"`
+	BytesIn     float64    `json:"bytes_in"`
+	BytesOut    float64    `json:"bytes_out"`
+	Errors      float64    `json:"errors"`
+	DeadLetters float64    `json:"dead_letters"`
 	// Lag is records behind the partition ends (sinks, streams) or in
 	// flight (sources).
 	Lag float64 `json:"lag"`
