@@ -237,12 +237,16 @@ func (r *Runner) reconcileLocked() (changed []string) {
 	// Stop first (removed and changed), so a restarted sink's group
 	// member has left before its successor joins.
 	var stop []*task
+	var removed []string
 	for id, t := range r.running {
 		c, ok := comps[id]
 		if !ok || c.Hash != t.comp.Hash {
 			stop = append(stop, t)
 			delete(r.running, id)
 			changed = append(changed, id)
+			if _, declared := r.comps[id]; !declared {
+				removed = append(removed, id)
+			}
 		}
 	}
 	for _, t := range stop {
@@ -252,6 +256,7 @@ func (r *Runner) reconcileLocked() (changed []string) {
 		<-t.done
 		r.log.Info("pipeline component stopped", zap.String("component", t.comp.ID()))
 	}
+	r.leaveRemoved(removed) // worker groups: their static members leave
 	ids := make([]string, 0, len(comps))
 	for id := range comps {
 		ids = append(ids, id)

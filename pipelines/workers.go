@@ -60,7 +60,7 @@ type workerState struct {
 	started  sync.Once
 
 	mu      sync.Mutex
-	statics map[string]string // consumer group → static instance id, to leave on Stop
+	statics map[string]staticMember // by component ID: to leave on Stop or when removed
 
 	// The status reporter (status.go).
 	pipelines  string // hash of the applied pipeline files (r.mu)
@@ -75,7 +75,7 @@ func (r *Runner) newWorker(o WorkerOptions) error {
 		o.SessionTimeout = workgroup.DefaultSessionTimeout
 	}
 	w := &workerState{opts: o, assigned: map[string]bool{}, single: map[string]bool{},
-		done: make(chan struct{}), err: make(chan error, 1), statics: map[string]string{}}
+		done: make(chan struct{}), err: make(chan error, 1), statics: map[string]staticMember{}}
 	g, err := workgroup.New(workgroup.Config{Client: r.opts.Client, Group: o.Group, Worker: o.ID,
 		SessionTimeout: o.SessionTimeout, Logger: r.log, Run: r.assign})
 	if err != nil {
@@ -259,9 +259,18 @@ func (r *Runner) staticMember(group string, c Component, instanceID string) stri
 	if instanceID != "" {
 		inst = instanceID + "-" + w.opts.ID
 	}
+	m := staticMember{group: group, inst: inst}
 	w.mu.Lock()
-	w.statics[group] = inst
+	old, had := w.statics[c.ID()]
+	w.statics[c.ID()] = m
 	w.mu.Unlock()
+	if had && old != m {
+		// Another group or instance id since the last start: the old
+		// membership would hold its partitions until its session ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		old.leave(ctx, r)
+		cancel()
+	}
 	return inst
 }
 
@@ -301,9 +310,42 @@ func (r *Runner) stopWorker() {
 	defer w.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	for group, inst := range w.statics {
-		if err := workgroup.LeaveStatic(ctx, r.admCl, group, inst, ""); err != nil {
-			r.log.Warn("leaving a consumer group", zap.String("group", group), zap.String("instance_id", inst), zap.Error(err))
+	for _, m := range w.statics {
+		m.leave(ctx, r)
+	}
+}
+
+// staticMember is a sink's or stream's static membership of its
+// consumer group.
+type staticMember struct{ group, inst string }
+
+// leave sends LeaveGroup for the member: its partitions move at once
+// instead of after the session timeout (a static member's client does
+// not leave when it closes).
+func (m staticMember) leave(ctx context.Context, r *Runner) {
+	if err := workgroup.LeaveStatic(ctx, r.admCl, m.group, m.inst, ""); err != nil {
+		r.log.Warn("leaving a consumer group", zap.String("group", m.group), zap.String("instance_id", m.inst), zap.Error(err))
+	}
+}
+
+// leaveRemoved makes the stopped components ids that are no longer
+// declared leave their consumer groups (a changed one comes back under
+// the same instance id and takes its place instead).
+func (r *Runner) leaveRemoved(ids []string) {
+	w := r.wg
+	if w == nil || len(ids) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		m, ok := w.statics[id]
+		if !ok {
+			continue
 		}
+		delete(w.statics, id)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		m.leave(ctx, r)
+		cancel()
 	}
 }

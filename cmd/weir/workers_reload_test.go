@@ -87,7 +87,8 @@ sink "file-sink" "archive" {
 // instead of rebalancing over and over; and no record is lost or
 // written twice: every input record is in the edited sink's output
 // exactly once, every log line in the other sink's, and the stream's
-// counts are exact. Records are produced throughout.
+// counts are exact. Records are produced throughout. Then a sink
+// removed from one worker's file leaves its consumer group at once.
 func TestWorkerGroupReload(t *testing.T) {
 	bin := weirbin.Build(t)
 	for _, tg := range txntest.Brokers(t) {
@@ -106,7 +107,7 @@ func TestWorkerGroupReload(t *testing.T) {
 			for _, id := range ids {
 				write(id, "true")
 				os.WriteFile(filepath.Join(g.dir, id+".app.log"), nil, 0o644)
-				g.args = []string{"--watch-interval", "200ms", "--var", "log_file=" + filepath.Join(g.dir, id+".app.log")}
+				g.args = []string{"--watch-interval", "200ms", "--session-timeout", "30s", "--var", "log_file=" + filepath.Join(g.dir, id+".app.log")}
 				g.start(id, files[id])
 			}
 
@@ -203,6 +204,31 @@ func TestWorkerGroupReload(t *testing.T) {
 				mm += len(g.logged(id, "worker group: workers loaded different pipeline files"))
 			}
 			t.Logf("%s: %d assignments in all, %d reported different files (while the rollout ran)", tg.Name, assignments(), mm)
+
+			// A sink removed from w1's file leaves its consumer group: w2's
+			// member takes every partition at once, not after w1's member's
+			// session (30 s) expires.
+			tmp := g.writeFile("w1.hcl.tmp", strings.Replace(reloadPipeline[:strings.Index(reloadPipeline, `sink "file-sink" "archive"`)], "FSYNC", "false", 1))
+			if err := os.Rename(tmp, files["w1"]); err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Now()
+			if r := reloaded("w1", 2); !slices.Equal(r, []string{"sink.archive"}) {
+				t.Errorf("w1's second reload stopped %v, want [sink.archive]", r)
+			}
+			grp := g.prefix + "-archive"
+			testkit.CheckFor(t, 30*time.Second, func() error {
+				a := g.assignments(grp)[grp]
+				if len(a) != 1 || len(a["weir-w2-sink.archive"]) != 2 {
+					return fmt.Errorf("group %s: %v, want w2's member alone with both partitions", grp, a)
+				}
+				return nil
+			})
+			took := time.Since(t0)
+			t.Logf("%s: sink.archive removed from w1's file: w2's member had every partition %v later", tg.Name, took.Round(10*time.Millisecond))
+			if took > 10*time.Second {
+				t.Errorf("w2's sink.archive took %v to get w1's partitions, want well within the 30s session timeout (the removed member leaves)", took)
+			}
 		})
 	}
 }
