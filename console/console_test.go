@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,9 @@ func TestClusterAndTopicsPages(t *testing.T) {
 		if !strings.Contains(text, "orders") || strings.Contains(text, "__consumer_offsets") {
 			t.Errorf("topics page: want orders and no internal topics:\n%s", text)
 		}
+		if size := browsertest.Eval[string](tab, `[...document.querySelectorAll("#topics tbody tr")].find(tr => tr.cells[0].textContent === "orders").cells[4].textContent`); size == "0 B" {
+			t.Errorf("topics page: orders has size %q", size)
+		}
 		// Produce more so that the throughput chart has a rate.
 		e.produce(t, "orders", 10, func(i int) string { return "x" }, func(i int) []byte { return []byte("{}") })
 		testkit.CheckFor(t, 20*time.Second, func() error {
@@ -157,6 +161,11 @@ func TestClusterAndTopicsPages(t *testing.T) {
 		}
 		if got := tab.Text("#records"); got != "40" && w == 1280 || w == 390 && got != "50" {
 			t.Errorf("records = %q at %d px", got, w)
+		}
+		// Sizes: the partitions' bytes on the leader's disk, not 0 B.
+		sizes := browsertest.Eval[[]string](tab, `[...document.querySelectorAll("#partitions tbody tr td:nth-child(7)")].map(td => td.textContent)`)
+		if len(sizes) != 3 || slices.Contains(sizes, "0 B") {
+			t.Errorf("partition sizes %q: want 3, none 0 B", sizes)
 		}
 		if n := browsertest.Eval[int](tab, `document.querySelectorAll("svg.chart polyline, svg.chart circle").length`); n == 0 {
 			t.Errorf("topic page: no throughput line drawn")

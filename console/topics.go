@@ -74,9 +74,11 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 		d.Next = d.Page + 1
 	}
 	names = names[(d.Page-1)*topicsPerPage : min(len(names), d.Page*topicsPerPage)]
+	// DescribeLogDirs asks for the partitions named: a topic with an
+	// empty partition set asks for none.
 	set := kadm.TopicsSet{}
-	for _, n := range names {
-		set.Add(n)
+	for n, ps := range partitionsOf(td, names) {
+		set.Add(n, ps...)
 	}
 	// Three independent requests at once.
 	var (
@@ -176,7 +178,9 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
 	wg.Add(4)
 	go func() { defer wg.Done(); starts, errS = c.adm.ListStartOffsets(ctx, topic) }()
 	go func() { defer wg.Done(); ends, errE = c.adm.ListEndOffsets(ctx, topic) }()
-	go func() { defer wg.Done(); dirs, errD = c.adm.DescribeAllLogDirs(ctx, kadm.TopicsSet{topic: {}}) }()
+	set := kadm.TopicsSet{}
+	set.Add(topic, partitionsOf(md.Topics, []string{topic})[topic]...)
+	go func() { defer wg.Done(); dirs, errD = c.adm.DescribeAllLogDirs(ctx, set) }()
 	go func() { defer wg.Done(); rcs, err = c.adm.DescribeTopicConfigs(ctx, topic) }()
 	wg.Wait()
 	errs = append(errs, errS, errE, errD)
