@@ -49,7 +49,7 @@ func TestConsumerGroupSurvivesCoordinatorMove(t *testing.T) {
 			return "", kerr.ErrorForCode(g.ErrorCode)
 		}
 		if g.State != "Stable" || len(g.Members) != 2 {
-			return "", fmt.Errorf("group %s with %d members", g.State, len(g.Members))
+			return "", fmt.Errorf("group %s with %d members: %s", g.State, len(g.Members), describeConsumerGroup(g))
 		}
 		var ids []string
 		for _, m := range g.Members {
@@ -83,4 +83,23 @@ func TestConsumerGroupSurvivesCoordinatorMove(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// describeConsumerGroup is what a ConsumerGroupDescribe says of g's
+// epochs and of each member's epoch, owned and target partitions (for a
+// failure that explains itself).
+func describeConsumerGroup(g kmsg.ConsumerGroupDescribeResponseGroup) string {
+	parts := func(tps []kmsg.AssignmentTopicPartition) string {
+		var out []string
+		for _, tp := range tps {
+			out = append(out, fmt.Sprint(tp.Topic, tp.Partitions))
+		}
+		return strings.Join(out, " ")
+	}
+	out := fmt.Sprintf("group epoch %d, assignment epoch %d", g.Epoch, g.AssignmentEpoch)
+	for _, m := range g.Members {
+		out += fmt.Sprintf("; member %s epoch %d owns [%s] target [%s]", m.MemberID, m.MemberEpoch,
+			parts(m.Assignment.TopicPartitions), parts(m.TargetAssignment.TopicPartitions))
+	}
+	return out
 }

@@ -340,6 +340,14 @@ func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
 // AppliedIndex returns the Raft index of the last entry applied here.
 func (n *Node) AppliedIndex() uint64 { return n.fsm.applied.Load() }
 
+// CatchUp reports how far this node is from ready (WaitReady): the Raft
+// index of the last entry applied here, the commit index as far as this
+// node knows, its last log index, and whether the cluster is initialized
+// in its image. A "still waiting" log line carries them.
+func (n *Node) CatchUp() (applied, commit, last uint64, initialized bool) {
+	return n.fsm.applied.Load(), n.raft.CommitIndex(), n.raft.LastIndex(), n.Image().ClusterID() != ""
+}
+
 // WaitReady waits until this node has caught up with the quorum: a
 // leader is known, the cluster is initialized, and every entry committed
 // as far as this node knows is applied locally. A broker serves clients
@@ -350,7 +358,7 @@ func (n *Node) WaitReady(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		addr, _ := n.raft.LeaderWithID()
-		if addr != "" && n.Image().ClusterID() != "" && n.fsm.applied.Load() >= n.raft.CommitIndex() {
+		if addr != "" && n.Image().ClusterID() != "" && n.caughtUp() {
 			return nil
 		}
 		select {
@@ -361,6 +369,31 @@ func (n *Node) WaitReady(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// caughtUp reports whether every entry committed as far as this node
+// knows is applied to the image here. hashicorp/raft never calls the
+// FSM for a LogNoop or a LogBarrier (a new leader writes one of each,
+// startLeading), so when the log ends with them (a controller election
+// with no metadata change since, frequent on a loaded machine) the FSM's
+// applied index stays below the commit index until the next metadata
+// record, and a restarted broker waited for one: those entries count as
+// applied once Raft has processed them.
+func (n *Node) caughtUp() bool {
+	applied, commit := n.fsm.applied.Load(), n.raft.CommitIndex()
+	if applied >= commit {
+		return true
+	}
+	if n.store == nil || n.raft.AppliedIndex() < commit {
+		return false
+	}
+	for i := applied + 1; i <= commit; i++ {
+		var l raft.Log
+		if err := n.store.GetLog(i, &l); err != nil || (l.Type != raft.LogNoop && l.Type != raft.LogBarrier) {
+			return false // a command still on its way to the FSM (or compacted away)
+		}
+	}
+	return true
 }
 
 // Fenced reports whether this broker was fenced at its last heartbeat.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"go.uber.org/zap/zaptest"
 
 	"weir/broker/metadata"
@@ -241,5 +242,87 @@ func TestQuorumSurvivesLeaderLossAndControlledShutdown(t *testing.T) {
 	})
 	if id := q.nodes[other].ControllerID(); id == lid || id < 0 {
 		t.Fatalf("controller id %d after the old leader left", id)
+	}
+}
+
+// A voter restarted after a controller election with no metadata change
+// since (its log then ends with the new leader's LogNoop and LogBarrier,
+// for which Raft never calls the FSM) is ready once it has the leader's log: it does
+// not wait for the next metadata record (restarting brokers of a loaded
+// test cluster, where elections come often, waited out their deadline).
+func TestRestartedVoterReadyWhenLogEndsWithNoop(t *testing.T) {
+	q := newQuorum(t, 3)
+	testkit.CheckFor(t, 20*time.Second, func() error {
+		for i := range q.nodes {
+			if got := q.live(i); len(got) != 3 {
+				return fmt.Errorf("node %d sees live brokers %v", i+1, got)
+			}
+		}
+		return nil
+	})
+	lead := -1
+	for i, nd := range q.nodes {
+		if nd.IsLeader() {
+			lead = i
+		}
+	}
+	if lead < 0 {
+		t.Fatal("no leader")
+	}
+	down := (lead + 1) % 3
+	q.nodes[down].Close()
+	q.nodes[down] = nil
+	testkit.CheckFor(t, 20*time.Second, func() error {
+		if got := q.live(lead); len(got) != 2 {
+			return fmt.Errorf("leader sees live brokers %v", got)
+		}
+		return nil
+	})
+	// The leader hands over to the other live voter: the new term's
+	// entries are a noop and a barrier, and nothing changes after them.
+	if err := q.nodes[lead].raft.LeadershipTransfer().Error(); err != nil {
+		t.Fatal(err)
+	}
+	other := 3 - lead - down
+	testkit.CheckFor(t, 20*time.Second, func() error {
+		nd := q.nodes[other]
+		if !nd.IsLeader() {
+			return fmt.Errorf("node %d does not lead yet", other+1)
+		}
+		if applied, commit := nd.AppliedIndex(), nd.raft.CommitIndex(); applied >= commit {
+			return fmt.Errorf("the log does not end with the new term's entries yet (applied %d, commit %d)", applied, commit)
+		}
+		return nil
+	})
+	// The restarted voter does not register (a broker registers once it
+	// serves, after WaitReady), so no record follows the noop.
+	ln, err := net.Listen("tcp", q.voters[down].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd, err := Start(Config{
+		NodeID: int32(down + 1), Listener: ln, Voters: q.voters, Dir: q.dirs[down],
+		HeartbeatInterval: 50 * time.Millisecond, SessionTimeout: 600 * time.Millisecond,
+		RaftTimeout: 300 * time.Millisecond, PreferredLeaderInterval: -1,
+		Logger: zaptest.NewLogger(t).Named(fmt.Sprintf("node%d", down+1)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.nodes[down] = nd
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := nd.WaitReady(ctx); err != nil {
+		applied, commit, last, initialized := nd.CatchUp()
+		var types []string
+		for i := applied + 1; i <= last; i++ {
+			var l raft.Log
+			if err := nd.store.GetLog(i, &l); err != nil {
+				types = append(types, err.Error())
+			} else {
+				types = append(types, l.Type.String())
+			}
+		}
+		t.Fatalf("%v (applied %d, raft applied %d, commit %d, last %d, initialized %v, entries after applied %v)", err, applied, nd.raft.AppliedIndex(), commit, last, initialized, types)
 	}
 }

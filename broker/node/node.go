@@ -416,7 +416,9 @@ func (n *Node) waitQuorum(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("gave up waiting for the controller quorum: %w", ctx.Err())
 		}
-		n.lg.Warn("still waiting for the controller quorum (are the other voters running?)", zap.Int32("controller_id", n.ctrl.ControllerID()))
+		applied, commit, last, initialized := n.ctrl.CatchUp()
+		n.lg.Warn("still waiting for the controller quorum (are the other voters running?)", zap.Int32("controller_id", n.ctrl.ControllerID()),
+			zap.Uint64("applied_index", applied), zap.Uint64("commit_index", commit), zap.Uint64("last_index", last), zap.Bool("cluster_initialized", initialized))
 	}
 }
 
