@@ -361,9 +361,14 @@ func indentJSON(b []byte) string {
 	return clip(out.String())
 }
 
+// clip bounds s to showBytes, cut at a rune boundary.
 func clip(s string) string {
 	if len(s) > showBytes {
-		return s[:showBytes] + "… (" + strconv.Itoa(len(s)) + " bytes in all)"
+		cut := showBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes in all)"
 	}
 	return s
 }
