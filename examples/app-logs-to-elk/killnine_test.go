@@ -1,9 +1,12 @@
 package elk_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors/elasticsearch/searchtest"
 	"weir/internal/weirbin"
@@ -62,8 +68,10 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 			"duration_ms": {"type": "double"}, "host": {"type": "keyword"}, "file": {"type": "keyword"}}}}`))
 	t.Cleanup(func() { es.Do(t, "DELETE", "/"+index, nil) })
 
-	kafkaAddr, registryAddr := freeAddr(t), freeAddr(t)
-	args := []string{"run", dir, "--status", "off", "--watch-interval", "0",
+	// Every listener on a port of the test's own (the default admin
+	// listener, 127.0.0.1:9645, is shared by every weir run on the host).
+	kafkaAddr, registryAddr, adminAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	args := []string{"run", dir, "--status", "off", "--watch-interval", "0", "--admin-addr", adminAddr,
 		"--var", `log_files=["` + logs + `/*.log*"]`, "--var", "elasticsearch_url=" + es.URL,
 		"--var", "index_prefix=" + prefix, "--var", "kafka_addr=" + kafkaAddr, "--var", "registry_addr=" + registryAddr}
 	var weirLogs []string
@@ -86,19 +94,11 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 		if t.Failed() {
 			for _, p := range weirLogs { // the pipeline's own log lines (not the broker's)
 				b, _ := os.ReadFile(p)
-				var keep []string
-				for _, l := range strings.Split(string(b), "\n") {
-					if strings.Contains(l, `"logger":"pipelines"`) && !strings.Contains(l, `"msg":"tailing file"`) {
-						keep = append(keep, l)
-					}
-				}
-				if len(keep) > 60 {
-					keep = keep[len(keep)-60:]
-				}
-				t.Logf("--- %s (pipeline lines, last 60)\n%s", p, strings.Join(keep, "\n"))
+				t.Logf("--- %s (pipeline lines, warnings and errors of any logger, summaries; last 80)\n%s", p, strings.Join(keptLines(string(b), 80), "\n"))
 			}
 		}
 	})
+	began := time.Now()
 	count := func() int {
 		es.Do(t, "POST", "/"+index+"/_refresh", nil)
 		st, b := es.Do(t, "GET", "/"+index+"/_count", nil)
@@ -113,9 +113,13 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 	// out the killed member's 45 s group session).
 	waitCount := func(min int, stall time.Duration) int {
 		t.Helper()
-		last, lastAt := -1, time.Now()
+		last, lastAt, loggedAt := -1, time.Now(), time.Now()
 		for {
 			n := count()
+			if time.Since(loggedAt) >= 30*time.Second { // the pace, for a failure's log
+				t.Logf("%d documents at %s", n, time.Since(began).Round(time.Second))
+				loggedAt = time.Now()
+			}
 			if n > total {
 				t.Fatalf("%d documents: more than the %d lines written", n, total)
 			}
@@ -125,13 +129,13 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 			if n != last {
 				last, lastAt = n, time.Now()
 			} else if time.Since(lastAt) > stall {
+				stallReport(t, es, index, kafkaAddr, adminAddr)
 				t.Fatalf("%d documents, no progress for %s, waiting for %d", n, stall, min)
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
 
-	began := time.Now()
 	written := make(chan error, 1)
 	writing := true
 	go func() { written <- writeAppLogs(logs) }()
@@ -359,4 +363,88 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// keptLines are the lines of a weir run log that explain a failure: the
+// pipeline's own lines (not "tailing file"), every warning and error of
+// any logger (broker, group coordinator, registry), and the run's
+// per-component summaries; the last max of them.
+func keptLines(log string, max int) []string {
+	var keep []string
+	for _, l := range strings.Split(log, "\n") {
+		switch {
+		case strings.Contains(l, `"msg":"tailing file"`):
+		case strings.Contains(l, `"logger":"pipelines"`), strings.Contains(l, `"level":"warn"`), strings.Contains(l, `"level":"error"`),
+			strings.Contains(l, `"msg":"records per component since start"`):
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > max {
+		keep = keep[len(keep)-max:]
+	}
+	return keep
+}
+
+// stallReport logs what a stalled sink's failure needs to explain
+// itself: the sink's consumer group (state, members, assignment) and
+// its lag per partition from the broker, the pipeline's component states
+// and last errors from weir run's pipeline API, and Elasticsearch's own
+// view (cluster health, the index, write thread pool rejections, pending
+// tasks).
+func stallReport(t *testing.T, es *searchtest.Server, index, kafkaAddr, adminAddr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const group = "weir-connect-es"
+	if cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr)); err != nil {
+		t.Logf("stall report: kafka client: %v", err)
+	} else {
+		adm := kadm.NewClient(cl)
+		if gs, err := adm.DescribeGroups(ctx, group); err != nil {
+			t.Logf("stall report: describing group %s: %v", group, err)
+		} else {
+			for _, g := range gs.Sorted() {
+				t.Logf("stall report: group %s: state %s, protocol %s, coordinator %d, error %v", g.Group, g.State, g.Protocol, g.Coordinator.NodeID, g.Err)
+				for _, m := range g.Members {
+					a, _ := m.Assigned.AsConsumer()
+					var parts []string
+					if a != nil {
+						for _, tp := range a.Topics {
+							parts = append(parts, fmt.Sprint(tp.Topic, tp.Partitions))
+						}
+					}
+					t.Logf("stall report:   member %s (%s %s) assigned %s", m.MemberID, m.ClientID, m.ClientHost, strings.Join(parts, " "))
+				}
+			}
+		}
+		if lag, err := adm.Lag(ctx, group); err != nil {
+			t.Logf("stall report: lag of group %s: %v", group, err)
+		} else {
+			for _, l := range lag.Sorted() {
+				for _, ml := range l.Lag.Sorted() {
+					member := "none"
+					if ml.Member != nil {
+						member = ml.Member.MemberID
+					}
+					t.Logf("stall report: lag %s/%d: committed %d, end %d, lag %d, member %s, err %v",
+						ml.Topic, ml.Partition, ml.Commit.At, ml.End.Offset, ml.Lag, member, ml.Err)
+				}
+			}
+		}
+		cl.Close()
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+adminAddr+"/api/v1/pipeline", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Logf("stall report: pipeline API: %v", err)
+	} else {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
+		resp.Body.Close()
+		t.Logf("stall report: pipeline API (%s): %s", resp.Status, b)
+	}
+	for _, path := range []string{"/_cluster/health", "/_cat/indices/" + index + "?v",
+		"/_nodes/stats/thread_pool?filter_path=nodes.*.thread_pool.write,nodes.*.thread_pool.search", "/_nodes/stats/breaker?filter_path=nodes.*.breakers.parent",
+		"/_cat/pending_tasks?v", "/_nodes/hot_threads?threads=3"} {
+		st, b := es.Do(t, "GET", path, nil)
+		t.Logf("stall report: elasticsearch GET %s: %d: %.3000s", path, st, b)
+	}
 }
