@@ -319,6 +319,7 @@ func (c *Cluster) CreateTopic(name string, partitions int32, rf int16, configs m
 // on it and it has taken over (it leads in its own replica state).
 func (c *Cluster) LeaderOf(topic string, p int32) (int32, error) {
 	leader, epoch := int32(-2), int32(-1)
+	var isr, replicas []int32
 	for _, b := range c.brokers {
 		if !b.Running() {
 			continue
@@ -328,13 +329,14 @@ func (c *Cluster) LeaderOf(topic string, p int32) (int32, error) {
 			return -1, fmt.Errorf("broker %d does not know %s-%d", b.ID, topic, p)
 		}
 		if leader == -2 {
-			leader, epoch = mp.Leader, mp.LeaderEpoch
+			leader, epoch, isr, replicas = mp.Leader, mp.LeaderEpoch, mp.ISR, mp.Replicas
 		} else if mp.Leader != leader || mp.LeaderEpoch != epoch {
 			return -1, fmt.Errorf("%s-%d: brokers disagree on the leader (%d epoch %d vs %d epoch %d)", topic, p, leader, epoch, mp.Leader, mp.LeaderEpoch)
 		}
 	}
 	if leader < 0 {
-		return -1, fmt.Errorf("%s-%d has no leader", topic, p)
+		// The ISR says why (e.g. it had shrunk to the lost leader).
+		return -1, fmt.Errorf("%s-%d has no leader (ISR %v, replicas %v)", topic, p, isr, replicas)
 	}
 	lb := c.Broker(leader)
 	if !lb.Running() {
