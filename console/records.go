@@ -152,6 +152,9 @@ func (c *Console) browse(ctx context.Context, d *recordsData) error {
 	for _, p := range parts {
 		s, ok1 := starts.Lookup(d.Topic, p)
 		e, ok2 := ends.Lookup(d.Topic, p)
+		if errors.Is(s.Err, kerr.UnknownTopicOrPartition) || errors.Is(e.Err, kerr.UnknownTopicOrPartition) {
+			return noTopic{d.Topic} // being deleted: metadata may still list it
+		}
 		if !ok1 || !ok2 || s.Err != nil || e.Err != nil {
 			return fmt.Errorf("offsets of %s partition %d: %w", d.Topic, p, errors.Join(s.Err, e.Err))
 		}
