@@ -76,7 +76,10 @@ func (r *Runner) createStatusTopic(ctx context.Context) error {
 		if err == nil || errors.Is(err, kerr.TopicAlreadyExists) {
 			return nil
 		}
-		if !kerr.IsRetriable(err) || ctx.Err() != nil {
+		// INVALID_REPLICATION_FACTOR: a cluster starting, not every
+		// broker registered yet (a worker started with its brokers gave
+		// up reporting for good).
+		if (!kerr.IsRetriable(err) && !errors.Is(err, kerr.InvalidReplicationFactor)) || ctx.Err() != nil {
 			return err
 		}
 		select {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
 	"weir/internal/txntest"
 	"weir/internal/weirbin"
@@ -16,8 +17,9 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	mysqltest.Stop()
-	txntest.Stop()    // the Apache Kafka of TestWorkerGroup
-	weirbin.Cleanup() // the weir binary of the tests that run it
+	searchtest.StopShared() // the Elasticsearch of TestWorkerGroupFullProcess
+	txntest.Stop()          // the Apache Kafka of TestWorkerGroup
+	weirbin.Cleanup()       // the weir binary of the tests that run it
 	os.Exit(code)
 }
 

@@ -5,7 +5,9 @@
 // listener and a SASL_SSL one (SCRAM-SHA-256/512 users added when the
 // data directory is formatted, PLAIN users from the listener's JAAS
 // config), its certificate a PEM key store. It is heavy (a JVM, seconds
-// to start): start one per test package.
+// to start): start one per test package. StartCluster (cluster.go) runs
+// several nodes (a static KRaft quorum, PLAINTEXT) on fixed ports, each
+// of which can be killed and started again.
 package kafkapeer
 
 import (
