@@ -21,6 +21,8 @@ import (
 
 	"weir/internal/testkit"
 	"weir/internal/txntest"
+	"weir/internal/weirbin"
+	"weir/internal/weircluster"
 )
 
 // TestStreamsWordCountExactlyOnce runs the Kafka Streams 4.4 word count
@@ -34,9 +36,9 @@ import (
 // cache is off, so every count is forwarded): a repeated or missing
 // count is a duplicate or a loss.
 func TestStreamsWordCountExactlyOnce(t *testing.T) {
-	var cluster *weirCluster
+	var cluster *weircluster.Cluster
 	eachTarget(t, "streams/wordcount", func(t *testing.T) []string {
-		cluster = startWeirCluster(t, 3, "--config", "default.replication.factor=3", "--config", "min.insync.replicas=2")
+		cluster = weircluster.Start(t, weirbin.Build(t), 3, "--config", "default.replication.factor=3", "--config", "min.insync.replicas=2")
 		return cluster.Seeds()
 	}, func(t *testing.T, target string, seeds []string) {
 		var killBroker func()
