@@ -594,20 +594,28 @@ func readAllPartitions(t *testing.T, seeds []string, topic string, parts int) []
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Right after a broker was killed the partitions it led may still
+	// name it (or a broker the client has not yet seen) until the
+	// controller moves them: "not yet", asked again.
+	want := make([]int64, parts)
+	testkit.CheckFor(t, 60*time.Second, func() error {
+		ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+		if err != nil {
+			return err
+		}
+		for p := 0; p < parts; p++ {
+			o, ok := ends.Lookup(topic, int32(p))
+			if !ok || o.Err != nil {
+				return fmt.Errorf("end offset of partition %d: %v", p, o.Err)
+			}
+			want[p] = o.Offset
+		}
+		return nil
+	})
 	out := make([]partitionContent, parts)
 	remaining := 0
-	want := make([]int64, parts)
 	for p := 0; p < parts; p++ {
-		o, ok := ends.Lookup(topic, int32(p))
-		if !ok || o.Err != nil {
-			t.Fatalf("end offset of partition %d: %v", p, o.Err)
-		}
-		want[p] = o.Offset
-		if o.Offset > 0 {
+		if want[p] > 0 {
 			remaining++
 		}
 	}
