@@ -19,6 +19,7 @@ import (
 	"weir/broker/sasl"
 	"weir/broker/topicconfig"
 	"weir/console"
+	"weir/internal/kafkaclient"
 )
 
 type brokerFlags struct {
@@ -192,7 +193,8 @@ func runBroker(cmd *cobra.Command, lg *zap.Logger, f *brokerFlags) error {
 		return err
 	}
 	if adm := n.Admin(); adm != nil {
-		con, err := startConsole(&f.console, adm, n.KafkaAddr(), n.RegistryURL(), nil, lg)
+		con, err := startConsole(&f.console, adm, kafkaclient.Options{Brokers: []string{n.KafkaAddr()}},
+			kafkaclient.Registry{}.WithURL(n.RegistryURL()), nil, lg)
 		if err != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), f.shutdownGrace)
 			defer cancel()

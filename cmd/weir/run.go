@@ -146,8 +146,8 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 		if worker != nil {
 			workerID = worker.ID
 		}
-		closeConsole, err := mountRunAdmin(ctx, &RunAdmin{Server: adm, Pipeline: runner.Observed(), KafkaAddr: brokers[0],
-			RegistryURL: registryURL, Console: &f.console, Files: args, Worker: workerID, Logger: lg})
+		closeConsole, err := mountRunAdmin(ctx, &RunAdmin{Server: adm, Pipeline: runner.Observed(), Client: client,
+			Registry: cfg.Broker.Client.Registry.WithURL(registryURL), Console: &f.console, Files: args, Worker: workerID, Logger: lg})
 		if err != nil {
 			return err
 		}

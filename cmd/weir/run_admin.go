@@ -15,6 +15,7 @@ import (
 	"weir/broker/admin"
 	"weir/broker/httpsec"
 	"weir/console"
+	"weir/internal/kafkaclient"
 	"weir/pipelines/observe"
 )
 
@@ -29,11 +30,13 @@ const DefaultRunAdminAddr = "127.0.0.1:9645"
 type RunAdmin struct {
 	Server   *admin.Server
 	Pipeline observe.Pipeline
-	// KafkaAddr and RegistryURL are the run's cluster (a seed broker) and
-	// schema registry, for the console.
-	KafkaAddr   string
-	RegistryURL string
-	Console     *consoleFlags
+	// Client and Registry are how the pipeline reaches its cluster and
+	// schema registry (seed brokers, TLS, SASL, basic auth): the console
+	// connects as the pipeline does unless --console-client-config says
+	// otherwise.
+	Client   kafkaclient.Options
+	Registry kafkaclient.Registry
+	Console  *consoleFlags
 	// Files are the pipeline paths; Worker the worker id in a group.
 	Files  []string
 	Worker string
@@ -93,7 +96,7 @@ func mountRunAdmin(ctx context.Context, a *RunAdmin) (func(), error) {
 	go api.Meter().Run(ctx, meterEvery)
 	closeConsole, consoleOn := func() {}, false
 	if a.Console != nil {
-		con, err := startConsole(a.Console, a.Server, a.KafkaAddr, a.RegistryURL,
+		con, err := startConsole(a.Console, a.Server, a.Client, a.Registry,
 			consolePipelines{m: api.Meter(), files: a.Files, worker: a.Worker}, a.Logger)
 		if err != nil {
 			return nil, err
