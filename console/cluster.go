@@ -1,11 +1,19 @@
 package console
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // partitionsPerPage bounds the cluster page's partition table.
@@ -23,6 +31,7 @@ type clusterData struct {
 	Rows             []partitionRow // this page of all partitions
 	Page, Pages      int
 	PrevPage, NextPg int
+	AsOf             AsOf
 }
 
 type brokerRow struct {
@@ -56,6 +65,100 @@ func rowOf(p kadm.PartitionDetail) partitionRow {
 	return r
 }
 
+// clusterMeta is the metadata of every topic as the pages use it,
+// taken by one Metadata request and shared for Config.CacheFor
+// (Console.meta).
+type clusterMeta struct {
+	Cluster         string
+	Controller      int32
+	Brokers         []brokerRow // by id, with their leaders and replicas
+	Topics          kadm.TopicDetails
+	Names           []string       // every topic, sorted
+	Rows            []partitionRow // every partition, by topic and partition
+	Problems        []partitionRow // under-replicated or offline
+	UnderReplicated int
+	Offline         int
+}
+
+// meta is the cluster's metadata at most Config.CacheFor old, and when
+// it was taken.
+func (c *Console) meta(ctx context.Context) (*clusterMeta, time.Time, error) {
+	return c.metaCache.get(ctx, c.cfg.CacheFor, c.loadMeta)
+}
+
+// loadMeta asks one broker for the metadata of every topic (a request
+// of its own, not kgo's cached copy, so that "as of" is true).
+func (c *Console) loadMeta(ctx context.Context) (*clusterMeta, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	resp, err := req.RequestWith(ctx, c.kcl)
+	if err != nil {
+		return nil, err
+	}
+	m := &clusterMeta{Controller: resp.ControllerID, Topics: make(kadm.TopicDetails, len(resp.Topics))}
+	if resp.ClusterID != nil {
+		m.Cluster = *resp.ClusterID
+	}
+	leaders, replicas := map[int32]int{}, map[int32]int{}
+	n := 0
+	for _, t := range resp.Topics {
+		n += len(t.Partitions)
+	}
+	m.Rows = make([]partitionRow, 0, n)
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); errors.Is(err, kerr.TopicAuthorizationFailed) {
+			continue // not ours to see
+		}
+		td := kadm.TopicDetail{Topic: *t.Topic, ID: t.TopicID, IsInternal: t.IsInternal,
+			Partitions: make(kadm.PartitionDetails, len(t.Partitions)), Err: kerr.ErrorForCode(t.ErrorCode)}
+		for _, p := range t.Partitions {
+			pd := kadm.PartitionDetail{Topic: td.Topic, Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
+				Replicas: p.Replicas, ISR: p.ISR, OfflineReplicas: p.OfflineReplicas, Err: kerr.ErrorForCode(p.ErrorCode)}
+			td.Partitions[p.Partition] = pd
+			row := rowOf(pd)
+			m.Rows = append(m.Rows, row)
+			leaders[p.Leader]++
+			for _, id := range p.Replicas {
+				replicas[id]++
+			}
+			if row.UnderReplicated {
+				m.UnderReplicated++
+			}
+			if row.NoLeader {
+				m.Offline++
+			}
+			if row.UnderReplicated || row.NoLeader {
+				m.Problems = append(m.Problems, row)
+			}
+		}
+		m.Topics[td.Topic] = td
+		m.Names = append(m.Names, td.Topic)
+	}
+	sort.Strings(m.Names)
+	byTopicPartition := func(s []partitionRow) {
+		slices.SortFunc(s, func(a, b partitionRow) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Partition, b.Partition)
+		})
+	}
+	byTopicPartition(m.Rows)
+	byTopicPartition(m.Problems)
+	for _, b := range resp.Brokers {
+		row := brokerRow{ID: b.NodeID, Host: b.Host, Port: b.Port, Controller: b.NodeID == resp.ControllerID,
+			Leaders: leaders[b.NodeID], Replicas: replicas[b.NodeID]}
+		if b.Rack != nil {
+			row.Rack = *b.Rack
+		}
+		m.Brokers = append(m.Brokers, row)
+	}
+	slices.SortFunc(m.Brokers, func(a, b brokerRow) int { return cmp.Compare(a.ID, b.ID) })
+	return m, nil
+}
+
 // clusterPage: brokers, controller, partitions with leader/replicas/ISR,
 // under-replicated and offline counts.
 func (c *Console) clusterPage(w http.ResponseWriter, r *http.Request) {
@@ -70,65 +173,24 @@ func (c *Console) clusterPage(w http.ResponseWriter, r *http.Request) {
 		}
 		page = n
 	}
-	md, err := c.adm.Metadata(ctx)
+	m, at, err := c.meta(ctx)
 	if err != nil {
 		c.render(w, r, "cluster", "Cluster", nil, err)
 		return
 	}
-	d := clusterData{ClusterID: md.Cluster, Controller: md.Controller, Topics: len(md.Topics)}
-	leaders, replicas := map[int32]int{}, map[int32]int{}
-	var all []partitionRow
-	for _, t := range md.Topics {
-		for _, p := range t.Partitions {
-			row := rowOf(p)
-			all = append(all, row)
-			leaders[p.Leader]++
-			for _, id := range p.Replicas {
-				replicas[id]++
-			}
-			if row.UnderReplicated {
-				d.UnderReplicated++
-			}
-			if row.NoLeader {
-				d.Offline++
-			}
-			if row.UnderReplicated || row.NoLeader {
-				d.Problems = append(d.Problems, row)
-			}
-		}
-	}
-	byTopicPartition := func(s []partitionRow) {
-		sort.Slice(s, func(i, j int) bool {
-			if s[i].Topic != s[j].Topic {
-				return s[i].Topic < s[j].Topic
-			}
-			return s[i].Partition < s[j].Partition
-		})
-	}
-	byTopicPartition(all)
-	byTopicPartition(d.Problems)
-	d.Partitions = len(all)
-	d.Pages = max(1, (len(all)+partitionsPerPage-1)/partitionsPerPage)
-	if page > d.Pages {
-		page = d.Pages
-	}
+	d := clusterData{ClusterID: m.Cluster, Controller: m.Controller, Topics: len(m.Names), Brokers: m.Brokers,
+		UnderReplicated: m.UnderReplicated, Offline: m.Offline, Problems: m.Problems, Partitions: len(m.Rows),
+		AsOf: asOf(at, c.cfg.CacheFor)}
+	d.Pages = max(1, (len(m.Rows)+partitionsPerPage-1)/partitionsPerPage)
+	page = min(page, d.Pages)
 	d.Page = page
 	lo := (page - 1) * partitionsPerPage
-	d.Rows = all[lo:min(len(all), lo+partitionsPerPage)]
+	d.Rows = m.Rows[lo:min(len(m.Rows), lo+partitionsPerPage)]
 	if page > 1 {
 		d.PrevPage = page - 1
 	}
 	if page < d.Pages {
 		d.NextPg = page + 1
 	}
-	for _, b := range md.Brokers {
-		row := brokerRow{ID: b.NodeID, Host: b.Host, Port: b.Port, Controller: b.NodeID == md.Controller,
-			Leaders: leaders[b.NodeID], Replicas: replicas[b.NodeID]}
-		if b.Rack != nil {
-			row.Rack = *b.Rack
-		}
-		d.Brokers = append(d.Brokers, row)
-	}
-	sort.Slice(d.Brokers, func(i, j int) bool { return d.Brokers[i].ID < d.Brokers[j].ID })
 	c.render(w, r, "cluster", "Cluster", d, nil)
 }

@@ -53,6 +53,11 @@ type Config struct {
 	// History is how many samples each ring keeps; 0 means 360 (an
 	// hour at the default interval).
 	History int
+	// CacheFor is how long the whole-cluster views (every topic's
+	// metadata; the topics list's offsets and sizes) are kept and shared
+	// between page views; the pages say when theirs was taken. 0 means
+	// 5 s; negative: every view asks anew.
+	CacheFor time.Duration
 	// RequestTimeout bounds the Kafka and registry requests of one
 	// page; 0 means 10 s.
 	RequestTimeout time.Duration
@@ -79,6 +84,11 @@ type Console struct {
 	nav   []navEntry
 	hist  *sampler
 
+	metaCache   shared[*clusterMeta]
+	lagCache    shared[*lagSnapshot]
+	topicsMu    sync.Mutex
+	topicsCache map[topicsKey]*shared[topicsData]
+
 	closeOnce sync.Once
 }
 
@@ -94,6 +104,9 @@ func New(cfg Config) (*Console, error) {
 	}
 	if cfg.History <= 0 {
 		cfg.History = 360
+	}
+	if cfg.CacheFor == 0 {
+		cfg.CacheFor = 5 * time.Second
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Second

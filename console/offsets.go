@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -74,38 +75,43 @@ func partitionsOf(td kadm.TopicDetails, names []string) map[string][]int32 {
 	return out
 }
 
-// groupLags is kadm.Lag for the groups (all of them when none are
-// given) with one ListOffsets of the committed partitions' ends.
-func (c *Console) groupLags(ctx context.Context, groups ...string) (kadm.DescribedGroupLags, error) {
-	described, err := c.adm.DescribeGroups(ctx, groups...)
-	if err != nil && len(described) == 0 {
+// lagSnapshot is every partition's end offset and every group's lag,
+// taken together: the sampler's sample and the groups list's data.
+type lagSnapshot struct {
+	Ends    kadm.ListedOffsets
+	EndsErr error // Ends may lack partitions
+	Groups  map[string]*groupView
+	LagsErr error
+}
+
+// lags is the lag snapshot at most maxAge old, and when it was taken.
+func (c *Console) lags(ctx context.Context, maxAge time.Duration) (*lagSnapshot, time.Time, error) {
+	return c.lagCache.get(ctx, maxAge, c.loadLags)
+}
+
+// loadLags asks every partition's end offset (one ListOffsets per
+// leader) and every group's committed offsets, and computes the lags
+// from those ends. A partial snapshot comes with its error (and is not
+// kept).
+func (c *Console) loadLags(ctx context.Context) (*lagSnapshot, error) {
+	m, _, err := c.meta(ctx)
+	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for g, d := range described {
-		if d.Err == nil {
-			names = append(names, g)
+	s := &lagSnapshot{}
+	s.Ends, s.EndsErr = c.listOffsets(ctx, atEnd, partitionsOf(m.Topics, m.Names))
+	if staleMeta(s.EndsErr, s.Ends) {
+		// A topic was deleted since the metadata was taken: take it
+		// anew (the deleted topic's ends are not asked for).
+		c.metaCache.forget()
+		if m, _, err = c.meta(ctx); err != nil {
+			return nil, err
 		}
+		s.Ends, s.EndsErr = c.listOffsets(ctx, atEnd, partitionsOf(m.Topics, m.Names))
 	}
-	fetched := c.adm.FetchManyOffsets(ctx, names...)
-	parts := map[string][]int32{}
-	for t, ps := range fetched.CommittedPartitions() {
-		for p := range ps {
-			parts[t] = append(parts[t], p)
-		}
+	if s.Ends == nil {
+		s.Ends = kadm.ListedOffsets{}
 	}
-	ends, eerr := c.listOffsets(ctx, atEnd, parts)
-	out := kadm.DescribedGroupLags{}
-	for g, d := range described {
-		l := kadm.DescribedGroupLag{Group: g, Coordinator: d.Coordinator, State: d.State, ProtocolType: d.ProtocolType,
-			Protocol: d.Protocol, Members: d.Members, DescribeErr: d.Err}
-		if f, ok := fetched[g]; ok {
-			l.FetchErr = f.Err
-			if f.Err == nil {
-				l.Lag = kadm.CalculateGroupLag(d, f.Fetched, ends)
-			}
-		}
-		out[g] = l
-	}
-	return out, errors.Join(err, eerr)
+	s.Groups, s.LagsErr = c.groupLags(ctx, s.Ends)
+	return s, errors.Join(s.EndsErr, s.LagsErr)
 }

@@ -53,6 +53,7 @@ type sampler struct {
 	ends    map[string]*ring            // topic → summed end offsets
 	lag     map[string]map[string]*ring // group → topic → summed lag
 	last    time.Time                   // of the last complete sample
+	lastAt  time.Time                   // of the last snapshot recorded
 	lastEr  error
 }
 
@@ -112,50 +113,52 @@ func (s *sampler) run(ctx context.Context, done chan struct{}) {
 }
 
 // sample takes one sample of every topic's end offsets and every
-// group's lag.
+// group's lag: the lag snapshot (shared with the groups list, so a
+// snapshot taken by a page view less than half an interval ago is used).
 func (s *sampler) sample(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.RequestTimeout)
 	defer cancel()
-	now := time.Now()
-	td, err := s.c.adm.ListTopicsWithInternal(ctx)
-	if err != nil {
-		s.fail(ctx, "topics", err)
+	snap, at, err := s.c.lags(ctx, s.interval/2)
+	if snap == nil {
+		s.fail(ctx, "lag snapshot", err)
 		return
 	}
-	ends, err := s.c.listOffsets(ctx, atEnd, partitionsOf(td, td.Names()))
-	if err != nil {
-		s.fail(ctx, "end offsets", err)
+	if snap.EndsErr != nil {
+		s.fail(ctx, "end offsets", snap.EndsErr)
 		return
 	}
 	sums := map[string]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
+	snap.Ends.Each(func(o kadm.ListedOffset) {
 		if o.Err == nil {
 			sums[o.Topic] += o.Offset
 		}
 	})
-	lags, err := s.c.groupLags(ctx)
-	if err != nil {
-		s.fail(ctx, "group lag", err)
+	if snap.LagsErr != nil {
+		s.fail(ctx, "group lag", snap.LagsErr)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !at.After(s.lastAt) {
+		return // this snapshot is already recorded
+	}
+	s.lastAt = at
 	for topic, v := range sums {
 		r := s.ends[topic]
 		if r == nil {
 			r = newRing(s.size)
 			s.ends[topic] = r
 		}
-		r.add(Point{T: now, V: float64(v)})
+		r.add(Point{T: at, V: float64(v)})
 	}
 	for topic := range s.ends {
 		if _, ok := sums[topic]; !ok {
 			delete(s.ends, topic) // deleted
 		}
 	}
-	if err == nil {
+	if snap.LagsErr == nil {
 		seen := map[string]bool{}
-		for g, gl := range lags {
-			if gl.FetchErr != nil || gl.DescribeErr != nil {
+		for g, gv := range snap.Groups {
+			if gv.Err != nil {
 				continue
 			}
 			seen[g] = true
@@ -164,13 +167,13 @@ func (s *sampler) sample(ctx context.Context) {
 				byTopic = map[string]*ring{}
 				s.lag[g] = byTopic
 			}
-			for topic, tl := range gl.Lag.TotalByTopic() {
+			for topic, lag := range gv.byTopic() {
 				r := byTopic[topic]
 				if r == nil {
 					r = newRing(s.size)
 					byTopic[topic] = r
 				}
-				r.add(Point{T: now, V: float64(tl.Lag)})
+				r.add(Point{T: at, V: float64(lag)})
 			}
 		}
 		for g := range s.lag {
@@ -178,7 +181,7 @@ func (s *sampler) sample(ctx context.Context) {
 				delete(s.lag, g)
 			}
 		}
-		s.last, s.lastEr = now, nil
+		s.last, s.lastEr = at, nil
 	}
 }
 

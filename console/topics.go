@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -21,6 +22,7 @@ type topicsData struct {
 	// Page of Pages (topicsPerPage topics a page); Prev and Next are
 	// the neighbours' numbers, 0 for none; Total counts the topics.
 	Page, Pages, Prev, Next, Total int
+	AsOf                           AsOf
 }
 
 // topicsPerPage bounds the topics list: only the shown topics' offsets
@@ -37,47 +39,111 @@ type topicRow struct {
 	Err         string
 }
 
+type topicsKey struct {
+	page     int
+	internal bool
+}
+
 // topicsPage lists the topics with their partitions, records and size.
 func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := c.ctx(r)
 	defer cancel()
 	showInternal := r.URL.Query().Get("internal") == "1"
-	d := topicsData{Internal: showInternal, Page: 1}
+	page := 1
 	if s := r.URL.Query().Get("page"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
 			c.badRequest(w, r, "Topics", "page "+strconv.Quote(s)+": want a page number from 1")
 			return
 		}
-		d.Page = n
+		page = n
 	}
-	td, err := c.adm.ListTopicsWithInternal(ctx)
+	d, err := c.topicsList(ctx, page, showInternal)
+	if errors.Is(err, errStaleMeta) {
+		// A topic of the shared metadata was deleted since: once more
+		// with metadata taken anew.
+		c.forgetClusterViews()
+		d, err = c.topicsList(ctx, page, showInternal)
+	}
+	c.render(w, r, "topics", "Topics", d, err)
+}
+
+// errStaleMeta: the shared metadata names a topic that is gone.
+var errStaleMeta = errors.New("the metadata names a deleted topic")
+
+// staleMeta: err or the offsets listed say a topic the metadata named
+// does not exist (any more).
+func staleMeta(err error, listed ...kadm.ListedOffsets) bool {
+	if errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID) {
+		return true
+	}
+	for _, l := range listed {
+		stale := false
+		l.Each(func(o kadm.ListedOffset) {
+			stale = stale || errors.Is(o.Err, kerr.UnknownTopicOrPartition)
+		})
+		if stale {
+			return true
+		}
+	}
+	return false
+}
+
+// topicsList is the topics list's page (errStaleMeta: ask again with
+// fresh metadata).
+func (c *Console) topicsList(ctx context.Context, page int, showInternal bool) (topicsData, error) {
+	m, metaAt, err := c.meta(ctx)
 	if err != nil {
-		c.render(w, r, "topics", "Topics", d, err)
-		return
+		return topicsData{Internal: showInternal, Page: 1}, err
 	}
 	var names []string
-	for _, t := range td {
+	for _, n := range m.Names { // sorted
+		t := m.Topics[n]
 		if t.IsInternal && !showInternal || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
 			continue // (a topic being deleted is listed with this error)
 		}
-		names = append(names, t.Topic)
+		names = append(names, n)
 	}
-	sort.Strings(names)
-	d.Total = len(names)
-	d.Pages = max(1, (len(names)+topicsPerPage-1)/topicsPerPage)
-	d.Page = min(d.Page, d.Pages)
-	if d.Page > 1 {
-		d.Prev = d.Page - 1
+	pages := max(1, (len(names)+topicsPerPage-1)/topicsPerPage)
+	page = min(page, pages)
+	// The page's offsets and sizes, shared by its viewers for CacheFor.
+	c.topicsMu.Lock()
+	if c.topicsCache == nil {
+		c.topicsCache = map[topicsKey]*shared[topicsData]{}
 	}
-	if d.Page < d.Pages {
-		d.Next = d.Page + 1
+	key := topicsKey{page: page, internal: showInternal}
+	sh := c.topicsCache[key]
+	if sh == nil {
+		sh = &shared[topicsData]{}
+		c.topicsCache[key] = sh
 	}
-	names = names[(d.Page-1)*topicsPerPage : min(len(names), d.Page*topicsPerPage)]
+	c.topicsMu.Unlock()
+	d, at, err := sh.get(ctx, c.cfg.CacheFor, func(ctx context.Context) (topicsData, error) {
+		d := topicsData{Internal: showInternal, Page: page, Pages: pages, Total: len(names)}
+		if page > 1 {
+			d.Prev = page - 1
+		}
+		if page < pages {
+			d.Next = page + 1
+		}
+		return c.loadTopics(ctx, m, names[(page-1)*topicsPerPage:min(len(names), page*topicsPerPage)], d)
+	})
+	if metaAt.Before(at) {
+		at = metaAt
+	}
+	d.AsOf = asOf(at, c.cfg.CacheFor)
+	return d, err
+}
+
+// loadTopics fills d's rows: the named topics' partitions, records and
+// sizes.
+func (c *Console) loadTopics(ctx context.Context, m *clusterMeta, names []string, d topicsData) (topicsData, error) {
+	td := m.Topics
 	// DescribeLogDirs asks for the partitions named: a topic with an
 	// empty partition set asks for none.
+	parts := partitionsOf(td, names)
 	set := kadm.TopicsSet{}
-	for n, ps := range partitionsOf(td, names) {
+	for n, ps := range parts {
 		set.Add(n, ps...)
 	}
 	// Three independent requests at once.
@@ -88,11 +154,13 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 		wg               sync.WaitGroup
 	)
 	wg.Add(3)
-	parts := partitionsOf(td, names)
 	go func() { defer wg.Done(); starts, errS = c.listOffsets(ctx, atStart, parts) }()
 	go func() { defer wg.Done(); ends, errE = c.listOffsets(ctx, atEnd, parts) }()
 	go func() { defer wg.Done(); sizes, errD = c.adm.DescribeAllLogDirs(ctx, set) }()
 	wg.Wait()
+	if staleMeta(errors.Join(errS, errE, errD), starts, ends) {
+		return d, errStaleMeta
+	}
 	size := map[string]int64{}
 	if errD == nil {
 		sizes.Each(func(d kadm.DescribedLogDir) {
@@ -121,8 +189,7 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Topics = append(d.Topics, row)
 	}
-	sort.Slice(d.Topics, func(i, j int) bool { return d.Topics[i].Name < d.Topics[j].Name })
-	c.render(w, r, "topics", "Topics", d, errors.Join(errS, errE, errD))
+	return d, errors.Join(errS, errE, errD)
 }
 
 type topicData struct {
@@ -253,5 +320,6 @@ func (c *Console) createTopic(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, "message", "Create topic", nil, fmt.Errorf("creating topic %s: %w", name, err))
 		return
 	}
+	c.forgetClusterViews()
 	http.Redirect(w, r, "/console/topics/"+url.PathEscape(name), http.StatusSeeOther)
 }
