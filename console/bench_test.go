@@ -59,6 +59,22 @@ func BenchmarkPages(b *testing.B) {
 		idle = float64((cpuTime() - cpu0).Microseconds()) / 1000 / float64(b.N)
 		b.ReportMetric(idle, "cpu-ms/op")
 	})
+	// One sample of the sampler (which runs while any page is viewed):
+	// the whole cluster's metadata, every partition's end offset, every
+	// group's description, committed offsets and lag, taken anew each
+	// time. At one sample per SampleInterval (10 s) its share of every
+	// page's added-ms/op is cpu-ms/op / 10.
+	b.Run("sample", func(b *testing.B) {
+		ctx := context.Background()
+		stopProfile := profilePage(b, "sample")
+		cpu0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			e.c.forgetClusterViews()
+			e.c.hist.sample(ctx)
+		}
+		stopProfile()
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	})
 	for _, p := range []string{"", "?page=50", "topics", "topics?page=10", "topics/t0500", "topics/t0500/records", "groups", "groups/g07", "schemas", "schemas/t0001-value"} {
 		name := "cluster"
 		if p != "" && p[0] != '?' {

@@ -19,8 +19,9 @@
 //	                              record browser (partition, offset,
 //	                              timestamp or key; Avro through the
 //	                              registry, JSON)
-//	/console/groups               consumer groups; a group: members,
-//	                              assignment, lag per partition, lag history
+//	/console/groups               consumer groups (classic and KIP-848);
+//	                              a group: members, assignment, lag per
+//	                              partition, lag history
 //	/console/schemas              registry subjects; a subject: versions,
 //	                              compatibility, a diff of two versions
 //	/console/pipelines            (weir run only) see Pipelines
@@ -46,6 +47,25 @@
 // from them. Sampling runs while someone looks: it starts with a page view
 // and stops after 30 intervals without one, so an unwatched console costs
 // nothing.
+//
+// # Whole-cluster views
+//
+// The cluster page, the topics list and the groups list read every
+// partition (10,000 on a large cluster): their data is shared between
+// page views and viewers (shared.go) for Config.CacheFor (5 s), the
+// groups list's for the sample interval too, since its lag snapshot is
+// the sampler's (one ListOffsets of every partition's end and one
+// OffsetFetch per group per interval, whoever looks). Each such page
+// says when its data was taken ("As of ..."). A change made through the
+// console drops the shared views.
+//
+// # Consumer groups
+//
+// Groups of both protocols are shown alike (lag.go): classic groups
+// (DescribeGroups; members, the leader's assignment) and groups of the
+// consumer group protocol (KIP-848: ListGroups v5 types them,
+// ConsumerGroupDescribe gives the epochs, the assignor and each member's
+// subscription, assignment and target assignment).
 //
 // # Security
 //
