@@ -22,6 +22,14 @@ import (
 //	weir_connector_paused             1 while the task waits on backpressure
 //	weir_connector_commits_total      committed offsets or source positions
 //	weir_connector_events_total       noteworthy events by name (file_rotated, file_truncated, line_truncated, ...)
+//
+// and per topic (label "topic"), the figures of each edge of a pipeline
+// graph (a sink reading two topics, a source writing to several):
+//
+//	weir_connector_topic_records_in_total   records read from the topic (sinks, streams)
+//	weir_connector_topic_records_out_total  records the broker acknowledged on the topic (sources, streams)
+//	weir_connector_topic_errors_total       errors of the topic's records or partitions (fetch, produce, dead-letter writes)
+//	weir_connector_topic_dead_letters_total records read from (sinks) or refused by (sources) the topic, sent to the dead-letter topic
 
 // Metrics is one connector's view of the runtime's metric families.
 // Methods are safe for concurrent use.
@@ -39,6 +47,35 @@ type Metrics struct {
 	errors *prometheus.CounterVec
 	events *prometheus.CounterVec
 	name   string
+	topics *topicVecs
+	byTop  sync.Map // topic → *TopicMetrics
+}
+
+// TopicMetrics are one connector's counters of one topic.
+type TopicMetrics struct {
+	RecordsIn   prometheus.Counter
+	RecordsOut  prometheus.Counter
+	Errors      prometheus.Counter
+	DeadLetters prometheus.Counter
+}
+
+type topicVecs struct {
+	recordsIn, recordsOut, errors, deadLetters *prometheus.CounterVec
+}
+
+// Topic returns the counters of topic (cached: a map lookup).
+func (m *Metrics) Topic(topic string) *TopicMetrics {
+	if v, ok := m.byTop.Load(topic); ok {
+		return v.(*TopicMetrics)
+	}
+	tv := m.topics
+	v, _ := m.byTop.LoadOrStore(topic, &TopicMetrics{
+		RecordsIn:   tv.recordsIn.WithLabelValues(m.name, topic),
+		RecordsOut:  tv.recordsOut.WithLabelValues(m.name, topic),
+		Errors:      tv.errors.WithLabelValues(m.name, topic),
+		DeadLetters: tv.deadLetters.WithLabelValues(m.name, topic),
+	})
+	return v.(*TopicMetrics)
 }
 
 // Event counts one noteworthy event that is not an error (a rotated or
@@ -59,6 +96,7 @@ type MetricSet struct {
 	errors, retries, deadLetters, commits    *prometheus.CounterVec
 	events                                   *prometheus.CounterVec
 	lag, paused                              *prometheus.GaugeVec
+	topics                                   topicVecs
 
 	mu  sync.Mutex
 	per map[string]*Metrics
@@ -90,10 +128,17 @@ func NewMetricSet(reg prometheus.Registerer) *MetricSet {
 		lag:         g("lag_records", "Sinks: records behind the partition ends. Sources: records not yet acknowledged."),
 		paused:      g("paused", "1 while the task waits on backpressure."),
 		per:         map[string]*Metrics{},
+		topics: topicVecs{
+			recordsIn:   c("topic_records_in_total", "Records read from the topic (sinks, streams).", "topic"),
+			recordsOut:  c("topic_records_out_total", "Records the broker acknowledged on the topic (sources, streams).", "topic"),
+			errors:      c("topic_errors_total", "Errors of the topic's records or partitions (fetch, produce, dead-letter writes).", "topic"),
+			deadLetters: c("topic_dead_letters_total", "Records read from (sinks, streams) or refused by (sources) the topic and sent to the dead-letter topic.", "topic"),
+		},
 	}
 	if reg != nil {
 		for _, col := range []prometheus.Collector{s.recordsIn, s.bytesIn, s.recordsOut, s.bytesOut,
-			s.errors, s.retries, s.deadLetters, s.commits, s.events, s.lag, s.paused} {
+			s.errors, s.retries, s.deadLetters, s.commits, s.events, s.lag, s.paused,
+			s.topics.recordsIn, s.topics.recordsOut, s.topics.errors, s.topics.deadLetters} {
 			reg.MustRegister(col)
 		}
 	}
@@ -120,6 +165,7 @@ func (s *MetricSet) For(name string) *Metrics {
 		errors:      s.errors,
 		events:      s.events,
 		name:        name,
+		topics:      &s.topics,
 	}
 	s.per[name] = m
 	return m

@@ -116,13 +116,16 @@ func (t *sinkTask) DeadLetter(r *kgo.Record, err error) {
 		zap.Int32("partition", r.Partition), zap.Int64("offset", r.Offset),
 		zap.String("dead_letter_topic", t.opts.DeadLetterTopic), zap.Error(err))
 	dl := deadletter.Record(t.opts.DeadLetterTopic, t.name, r.Key, r.Value, r.Headers, r.Timestamp, err, deadletter.Consumed(r)...)
+	tm := t.m.Topic(r.Topic)
 	t.cl.Produce(context.Background(), dl, func(_ *kgo.Record, derr error) {
 		if derr != nil {
 			t.m.Error("dead_letter")
+			tm.Errors.Inc()
 			t.setFatal(fmt.Errorf("writing %s/%d@%d to dead-letter topic %s: %w", r.Topic, r.Partition, r.Offset, t.opts.DeadLetterTopic, derr))
 			return
 		}
 		t.m.DeadLetters.Inc()
+		tm.DeadLetters.Inc()
 	})
 }
 
@@ -282,6 +285,7 @@ func (t *sinkTask) loop(ctx context.Context) error {
 				return
 			}
 			t.m.Error("fetch")
+			t.m.Topic(topic).Errors.Inc()
 			t.log.Warn("fetch failed", zap.String("topic", topic), zap.Int32("partition", p), zap.Error(err))
 		})
 		recs := fs.Records()
@@ -313,6 +317,7 @@ func (t *sinkTask) write(ctx context.Context, recs []*kgo.Record) error {
 	}
 	t.m.RecordsIn.Add(float64(len(recs)))
 	t.m.BytesIn.Add(float64(n))
+	countByTopic(t.m, recs)
 	if t.opts.Observe != nil {
 		t.opts.Observe(recs)
 	}
@@ -331,6 +336,19 @@ func (t *sinkTask) write(ctx context.Context, recs []*kgo.Record) error {
 	t.m.RecordsOut.Add(float64(len(recs)))
 	t.m.BytesOut.Add(float64(n))
 	return nil
+}
+
+// countByTopic counts records read per topic (the edges of a pipeline
+// graph); a fetch's records come grouped by topic.
+func countByTopic(m *Metrics, recs []*kgo.Record) {
+	for i := 0; i < len(recs); {
+		j := i + 1
+		for j < len(recs) && recs[j].Topic == recs[i].Topic {
+			j++
+		}
+		m.Topic(recs[i].Topic).RecordsIn.Add(float64(j - i))
+		i = j
+	}
 }
 
 // flushAndCommit flushes the sink and the dead-letter writes, then

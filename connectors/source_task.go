@@ -477,6 +477,7 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 					if sr.push != nil && ctx.Err() == nil {
 						// One pushed record's topic: fail it, not the task.
 						t.m.Error("produce")
+						t.m.Topic(topic).Errors.Inc()
 						sr.push.settle(fateFailed, err)
 						t.inflight.Add(-1)
 						continue
@@ -549,6 +550,7 @@ func (t *sourceTask) promise(r *kgo.Record, err error) {
 	}
 	t.m.RecordsOut.Inc()
 	t.m.BytesOut.Add(float64(len(r.Key) + len(r.Value)))
+	t.m.Topic(r.Topic).RecordsOut.Inc()
 	t.acked(p, r.Offset)
 	if p.push != nil {
 		t.settle(p.push, fateStored, nil)
@@ -629,6 +631,8 @@ func (t *sourceTask) failed(p *pending, err error) {
 	}
 	t.m.Error("produce")
 	r := &p.rec
+	tm := t.m.Topic(r.Topic)
+	tm.Errors.Inc()
 	t.log.Warn("broker refused a record; sending it to the dead-letter topic",
 		zap.String("topic", r.Topic), zap.String("dead_letter_topic", t.opts.DeadLetterTopic),
 		zap.String("source_partition", spName(p)), zap.Error(err))
@@ -659,6 +663,7 @@ func (t *sourceTask) failed(p *pending, err error) {
 			return
 		}
 		t.m.DeadLetters.Inc()
+		tm.DeadLetters.Inc()
 		t.acked(p, -1)
 		if p.push != nil {
 			t.settle(p.push, fateDeadLettered, err)

@@ -74,6 +74,12 @@ func (o observed) Counters() []observe.Counters {
 	for i, s := range sts {
 		c := observe.Counters{ID: s.ID, State: s.State, Starts: s.Starts, RecordsIn: s.RecordsIn, RecordsOut: s.RecordsOut,
 			BytesIn: s.BytesIn, BytesOut: s.BytesOut, Errors: s.Errors, DeadLetters: s.DeadLetters, Lag: s.Lag, Late: s.Late}
+		if s.Topics != nil {
+			c.Topics = make(map[string]observe.TopicCounters, len(s.Topics))
+			for k, v := range s.Topics {
+				c.Topics[k] = observe.TopicCounters(v)
+			}
+		}
 		if s.LastErr != nil {
 			at := s.LastErrAt
 			c.LastError, c.LastErrorAt = s.LastErr.Error(), &at
@@ -261,4 +267,26 @@ func (r *Runner) fillRead(s *observe.Sample, rec *kgo.Record) {
 	part, off := rec.Partition, rec.Offset
 	s.Partition, s.Offset = &part, &off
 	r.fillRecord(s, rec.Topic, rec.Key, rec.Value, rec.Timestamp)
+}
+
+// addTopicMetric adds one weir_connector_topic_* series to topics.
+func addTopicMetric(topics map[string]map[string]*TopicCounts, connector, topic, metric string, v float64) {
+	if topics[connector] == nil {
+		topics[connector] = map[string]*TopicCounts{}
+	}
+	tc := topics[connector][topic]
+	if tc == nil {
+		tc = &TopicCounts{}
+		topics[connector][topic] = tc
+	}
+	switch metric {
+	case "weir_connector_topic_records_in_total":
+		tc.RecordsIn += v
+	case "weir_connector_topic_records_out_total":
+		tc.RecordsOut += v
+	case "weir_connector_topic_errors_total":
+		tc.Errors += v
+	case "weir_connector_topic_dead_letters_total":
+		tc.DeadLetters += v
+	}
 }

@@ -154,3 +154,124 @@ sink "file" "fine" {
 		return nil
 	})
 }
+
+// TestObservedPerEdge: a source writing to two topics (a route) and a
+// dead-letter topic, a stream reading both and writing two (a route), a
+// sink and an aggregating stream reading both: every edge of the meter's view has its own
+// records and dead letters, counted by the runtime per topic (the
+// weir_connector_topic_* metrics), not its component's totals.
+func TestObservedPerEdge(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.write("p.hcl", `
+topic "a" {}
+topic "b" {}
+topic "high" {}
+topic "low" {}
+
+source "file" "lines" {
+  topic   = topic.a
+  include = ["${path.root}/data/*.log"]
+  parse_json {
+    field    = "message"
+    on_error = "dead_letter"
+  }
+  route {
+    topic     = topic.b
+    condition = record.kind == "b"
+  }
+}
+
+stream "split" {
+  from = [topic.a, topic.b]
+  to   = topic.high
+  filter {
+    condition = lower(record.tag) != "x"
+    on_error  = "dead_letter"
+  }
+  route {
+    topic     = topic.low
+    condition = record.n < 10
+  }
+}
+
+sink "file" "both" {
+  from = [topic.a, topic.b]
+  path = "${path.root}/out/both.jsonl"
+}
+
+topic "counts" {}
+
+stream "count" {
+  from = [topic.a, topic.b]
+  to   = topic.counts
+  filter {
+    condition = lower(record.tag) != "x"
+    on_error  = "dead_letter"
+  }
+  group_by = record.kind
+  count {}
+}
+`)
+	// 30 lines: 3 not JSON (the source's dead letters), 3 of kind b
+	// without a tag (to topic b; the stream dead-letters them), 24 of
+	// kind a (to topic a; 8 with n < 10 go to low, 16 to high).
+	var lines strings.Builder
+	for i := range 30 {
+		switch i % 10 {
+		case 0:
+			lines.WriteString("not json\n")
+		case 1:
+			fmt.Fprintf(&lines, `{"kind":"b","n":%d}`+"\n", i)
+		default:
+			fmt.Fprintf(&lines, `{"kind":"a","tag":"t","n":%d}`+"\n", i)
+		}
+	}
+	e.write("data/a.log", lines.String())
+	r := e.streamRunner(t.TempDir())
+	if _, err := r.Apply(context.Background(), e.load()); err != nil {
+		t.Fatal(err)
+	}
+	m := observe.NewMeter(r.Observed())
+	type fig struct{ records, deadLetters float64 }
+	want := map[string]fig{
+		"source.lines>topic.a": {24, 0}, "source.lines>topic.b": {3, 0},
+		"topic.a>stream.split": {24, 0}, "topic.b>stream.split": {3, 3},
+		"stream.split>topic.high": {16, 0}, "stream.split>topic.low": {8, 0},
+		"topic.a>sink.both": {24, 0}, "topic.b>sink.both": {3, 0},
+		// An aggregating stream counts per input topic from its tasks.
+		"topic.a>stream.count": {24, 0}, "topic.b>stream.count": {3, 3},
+	}
+	testkit.CheckFor(t, 30*time.Second, func() error {
+		v := m.View()
+		var bad []string
+		for _, ev := range v.Edges {
+			k := ev.From + ">" + ev.To
+			if k == "stream.count>topic.counts" { // its only output: its results
+				if ev.Shared || ev.Records == 0 {
+					bad = append(bad, fmt.Sprintf("%s: %+v", k, ev))
+				}
+				continue
+			}
+			if w, ok := want[k]; !ok || ev.Shared || ev.Records != w.records || ev.DeadLetters != w.deadLetters {
+				bad = append(bad, fmt.Sprintf("%s: %v records, %v dead letters, shared %v; want %+v", k, ev.Records, ev.DeadLetters, ev.Shared, w))
+			}
+		}
+		if len(v.Edges) != len(want)+1 {
+			bad = append(bad, fmt.Sprintf("%d edges, want %d", len(v.Edges), len(want)))
+		}
+		var src observe.ComponentView
+		for _, c := range v.Components {
+			if c.Component.ID == "source.lines" {
+				src = c
+			}
+		}
+		if src.DeadLetters != 3 || src.RecordsOut != 30 {
+			bad = append(bad, fmt.Sprintf("source.lines: %v dead letters, %v records out; want 3 and 30 (27 + 3 dead letters)", src.DeadLetters, src.RecordsOut))
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%s", strings.Join(bad, "\n"))
+		}
+		return nil
+	})
+}

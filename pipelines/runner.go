@@ -654,6 +654,17 @@ type Status struct {
 	LastErr   error
 	LastErrAt time.Time
 	Starts    int
+	// Topics are the figures per topic the component reads or writes
+	// (the edges of the graph; weir_connector_topic_* metrics); nil
+	// when it does not count per topic.
+	Topics map[string]TopicCounts
+}
+
+// TopicCounts are a component's figures of one topic: records read from
+// it (In) or acknowledged on it (Out), errors and dead letters of its
+// records.
+type TopicCounts struct {
+	RecordsIn, RecordsOut, Errors, DeadLetters float64
 }
 
 // Status returns every component's state, sorted by ID; after Stop, the
@@ -675,11 +686,16 @@ func (r *Runner) Status() []Status {
 
 func (r *Runner) statusOf(tasks []*task) []Status {
 	mfs, _ := r.gather.Gather()
-	vals := map[string]map[string]float64{} // connector → metric → value
+	vals := map[string]map[string]float64{}        // connector → metric → value
+	topics := map[string]map[string]*TopicCounts{} // connector → topic → counts
 	for _, mf := range mfs {
 		for _, m := range mf.GetMetric() {
 			name := labelValue(m, "connector")
 			if name == "" {
+				continue
+			}
+			if topic := labelValue(m, "topic"); topic != "" {
+				addTopicMetric(topics, name, topic, mf.GetName(), m.GetCounter().GetValue())
 				continue
 			}
 			if vals[name] == nil {
@@ -706,10 +722,22 @@ func (r *Runner) statusOf(tasks []*task) []Status {
 		if t.tr != nil {
 			st.Errors += float64(t.tr.errors.Load())
 		}
+		if tc := topics[t.comp.Name]; tc != nil {
+			st.Topics = make(map[string]TopicCounts, len(tc))
+			for k, v := range tc {
+				st.Topics[k] = *v
+			}
+		}
 		if t.app != nil {
+			st.Topics = map[string]TopicCounts{}
 			for _, m := range t.app.Metrics() {
 				if i := strings.LastIndexByte(m.Task, '-'); i > 0 && containsStr(t.from, m.Task[:i]) {
 					st.RecordsIn += float64(m.Processed) // input tasks, not repartition ones
+					tc := st.Topics[m.Task[:i]]
+					tc.RecordsIn += float64(m.Processed)
+					tc.Errors += float64(m.DeadLetters)
+					tc.DeadLetters += float64(m.DeadLetters)
+					st.Topics[m.Task[:i]] = tc
 				}
 				st.Lag += float64(m.Lag)
 				st.Errors += float64(m.DeadLetters)

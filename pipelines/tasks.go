@@ -410,10 +410,20 @@ func (s *streamSink) Open(_ context.Context, sc connectors.SinkContext) error {
 }
 
 func (s *streamSink) promise(r *kgo.Record, err error) {
+	var tm *connectors.TopicMetrics // the output edge's (nil in weir test)
+	if m := s.sc.Metrics(); m != nil {
+		tm = m.Topic(r.Topic)
+	}
 	if err == nil {
 		s.out.Add(1)
 		s.outBytes.Add(int64(len(r.Key) + len(r.Value)))
+		if tm != nil {
+			tm.RecordsOut.Inc()
+		}
 		return
+	}
+	if tm != nil {
+		tm.Errors.Inc()
 	}
 	s.mu.Lock()
 	s.failed = append(s.failed, r)

@@ -78,6 +78,21 @@ type Counters struct {
 	// Late counts records an aggregating stream dropped from closed
 	// windows.
 	Late float64 `json:"late,omitempty"`
+	// Topics are the figures per topic the component reads or writes,
+	// by topic name: the edges of the graph. nil when the component
+	// does not count per topic (its edges then show its totals).
+	Topics map[string]TopicCounters `json:"topics,omitempty"`
+}
+
+// TopicCounters are one component's figures of one topic: records read
+// from it (RecordsIn) or acknowledged on it (RecordsOut), and the errors
+// and dead letters of those records (fetch or produce errors, records
+// sent to the dead-letter topic).
+type TopicCounters struct {
+	RecordsIn   float64 `json:"records_in,omitempty"`
+	RecordsOut  float64 `json:"records_out,omitempty"`
+	Errors      float64 `json:"errors,omitempty"`
+	DeadLetters float64 `json:"dead_letters,omitempty"`
 }
 
 // Resolve finds the component and transform step a tap name means:

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,11 +25,15 @@ type ComponentView struct {
 }
 
 // EdgeView is an edge with the records moving along it: an edge out of
-// a component carries its output (records out), an edge into one its
-// input (records in), with its errors and dead letters on its input
-// edges (a source's on its output). Shared is set when the component
-// has several edges on that side (several from topics, routes): the
-// figures are then the component's, not the edge's alone.
+// a component carries the records it wrote to that topic (acknowledged
+// by the broker), an edge into one the records it read from that topic,
+// each with the errors and dead letters of those records (Counters.Topics).
+// A component's errors and dead letters that belong to no one topic (a
+// sink's write, flush or commit failures, a transform's dead letters)
+// show on its edge when it has one on its input side (a source: output
+// side), else on the component only. Shared is set when the component
+// does not count per topic and has several edges on that side: the
+// figures are then its totals, not the edge's alone.
 type EdgeView struct {
 	Edge
 	Records        float64 `json:"records"`
@@ -165,20 +170,81 @@ func (m *Meter) View() View {
 		outs[e.From]++
 		ins[e.To]++
 	}
+	types := make(map[string]string, len(g.Components))
+	for _, c := range g.Components {
+		types[c.ID] = c.Type
+	}
 	for _, e := range g.Edges {
 		ev := EdgeView{Edge: e}
-		if c, ok := views[e.From]; ok { // component → topic
-			ev.Records, ev.RecordsPerSec, ev.Shared = c.RecordsOut, c.Rates.RecordsOut, outs[e.From] > 1
-			if c.Type == "source" {
-				ev.Errors, ev.ErrorsPerSec = c.Errors, c.Rates.Errors
-				ev.DeadLetters, ev.DeadLettersSec = c.DeadLetters, c.Rates.DeadLetters
+		if f, ok := edgeFigures(e, cur.by, types, ins, outs); ok {
+			ev.Records, ev.Errors, ev.DeadLetters, ev.Shared = f.records, f.errors, f.deadLetters, f.shared
+			if p, ok := edgeFigures(e, prev.by, types, ins, outs); ok {
+				ev.RecordsPerSec, ev.ErrorsPerSec = rate(f.records, p.records), rate(f.errors, p.errors)
+				ev.DeadLettersSec = rate(f.deadLetters, p.deadLetters)
 			}
-		} else if c, ok := views[e.To]; ok { // topic → component
-			ev.Records, ev.RecordsPerSec, ev.Shared = c.RecordsIn, c.Rates.RecordsIn, ins[e.To] > 1
-			ev.Errors, ev.ErrorsPerSec = c.Errors, c.Rates.Errors
-			ev.DeadLetters, ev.DeadLettersSec = c.DeadLetters, c.Rates.DeadLetters
 		}
 		v.Edges = append(v.Edges, ev)
 	}
 	return v
+}
+
+// edgeFig are the figures of one edge in one snapshot.
+type edgeFig struct {
+	records, errors, deadLetters float64
+	shared                       bool
+}
+
+// edgeFigures computes the figures of edge e (component → topic or
+// topic → component) from the counters by component ID (see EdgeView);
+// ok is false when the component has no counters there (it runs
+// elsewhere, or the snapshot is missing).
+func edgeFigures(e Edge, by map[string]Counters, types map[string]string, ins, outs map[string]int) (f edgeFig, ok bool) {
+	id, topic, out := e.From, strings.TrimPrefix(e.To, "topic."), true
+	typ, isComp := types[id]
+	if !isComp {
+		id, topic, out = e.To, strings.TrimPrefix(e.From, "topic."), false
+		if typ, isComp = types[id]; !isComp {
+			return f, false
+		}
+	}
+	c, ok := by[id]
+	if !ok {
+		return f, false
+	}
+	n := ins[id]
+	if out {
+		n = outs[id]
+	}
+	// home is the side a component's own errors show on: its input, a
+	// source's output.
+	home := out == (typ == "source")
+	tc, counted := c.Topics[topic]
+	if !counted && (c.Topics == nil || n == 1) {
+		// No figures of this topic: the component's totals (exact when
+		// it is the only edge on this side).
+		f.records, f.shared = c.RecordsIn, n > 1
+		if out {
+			f.records = c.RecordsOut
+		}
+		if home {
+			f.errors, f.deadLetters = c.Errors, c.DeadLetters
+		}
+		return f, true
+	}
+	f.records, f.errors, f.deadLetters = tc.RecordsIn, tc.Errors, tc.DeadLetters
+	if out {
+		f.records = tc.RecordsOut
+	}
+	if home && n == 1 {
+		// The only edge on its side also carries the errors and dead
+		// letters of no one topic.
+		var errs, dls float64
+		for _, x := range c.Topics {
+			errs += x.Errors
+			dls += x.DeadLetters
+		}
+		f.errors += max(0, c.Errors-errs)
+		f.deadLetters += max(0, c.DeadLetters-dls)
+	}
+	return f, true
 }

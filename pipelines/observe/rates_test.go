@@ -84,3 +84,56 @@ func TestMeter(t *testing.T) {
 		t.Fatalf("sink edge of two %+v", e)
 	}
 }
+
+// TestMeterPerTopic: a component that counts per topic shows each
+// edge's own records, rates, errors and dead letters (a sink reading t1
+// and t2 at different rates), not its totals; errors tied to no topic
+// stay on the component when it has several edges on that side, and
+// go to the only edge when it has one (the source's dead letters of a
+// transform).
+func TestMeterPerTopic(t *testing.T) {
+	tb := &table{}
+	sink := func(t1, t2 float64) Counters {
+		return Counters{ID: "sink.c", State: "running", RecordsIn: t1 + t2, Errors: 7, DeadLetters: 3,
+			Topics: map[string]TopicCounters{"t1": {RecordsIn: t1, Errors: 1, DeadLetters: 2}, "t2": {RecordsIn: t2, Errors: 4, DeadLetters: 1}}}
+	}
+	src := func(n float64) Counters {
+		return Counters{ID: "source.a", State: "running", RecordsOut: n + 5, Errors: 2, DeadLetters: 5,
+			Topics: map[string]TopicCounters{"t1": {RecordsOut: n}, "weir-dlq-a": {RecordsOut: 5}}}
+	}
+	tb.set(src(100), sink(1000, 10))
+	m := NewMeter(tb)
+	v := m.View()
+	for v.Interval == 0 {
+		time.Sleep(10 * time.Millisecond)
+		tb.set(src(400), sink(3000, 20))
+		if time.Since(v.Time) >= 150*time.Millisecond {
+			v = m.View()
+		}
+	}
+	secs := v.Interval
+	edges := map[string]EdgeView{}
+	for _, e := range v.Edges {
+		edges[e.From+">"+e.To] = e
+	}
+	for _, c := range []struct {
+		edge                string
+		records, rate       float64
+		errors, deadLetters float64
+	}{
+		{"topic.t1>sink.c", 3000, 2000 / secs, 1, 2},
+		{"topic.t2>sink.c", 20, 10 / secs, 4, 1},
+		// The only output edge: its records are t1's (not the dead
+		// letters written to weir-dlq-a); the source's errors and dead
+		// letters of no topic are on it.
+		{"source.a>topic.t1", 400, 300 / secs, 2, 5},
+	} {
+		e := edges[c.edge]
+		if e.Shared || e.Records != c.records || e.RecordsPerSec != c.rate || e.Errors != c.errors || e.DeadLetters != c.deadLetters {
+			t.Errorf("%s: %+v; want records %v at %v/s, errors %v, dead letters %v, not shared", c.edge, e, c.records, c.rate, c.errors, c.deadLetters)
+		}
+	}
+	if e := edges["topic.t1>stream.b"]; e.Records != 0 || e.RecordsPerSec != 0 {
+		t.Errorf("edge of a component without counters: %+v", e)
+	}
+}
