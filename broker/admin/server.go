@@ -140,6 +140,9 @@ func (s *Server) serveReady(w http.ResponseWriter, _ *http.Request) {
 // configured port was 0.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
+// URL is the listener's base URL: http(s)://host:port.
+func (s *Server) URL() string { return s.scheme + "://" + s.Addr() }
+
 // Registry returns the registry served at /metrics, for components that
 // register their own collectors.
 func (s *Server) Registry() *prometheus.Registry { return s.reg }

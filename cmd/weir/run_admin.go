@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"strings"
 	"syscall"
@@ -108,26 +107,28 @@ func mountRunAdmin(ctx context.Context, a *RunAdmin) (func(), error) {
 	a.Server.Start()
 	// One line for the listener's two services (the quickstart's start
 	// stays under 20 lines at info).
-	fields := []zap.Field{zap.String("admin_addr", a.Server.Addr()), zap.String("url", adminURL(a.Server.Addr())+"/api/v1/pipeline")}
+	base := adminURL(a.Server.URL())
+	fields := []zap.Field{zap.String("admin_addr", a.Server.Addr()), zap.String("url", base+"/api/v1/pipeline")}
 	if consoleOn {
-		fields = append(fields, zap.String("console", adminURL(a.Server.Addr())+console.Prefix), zap.Bool("console_read_only", a.Console.readOnly))
+		fields = append(fields, zap.String("console", base+console.Prefix), zap.Bool("console_read_only", a.Console.readOnly))
 	}
 	a.Logger.Info("pipeline API listening", fields...)
 	return closeConsole, nil
 }
 
 // adminURL turns an admin address (host:port, :port, http(s)://...) into a
-// base URL.
+// base URL; a wildcard host becomes 127.0.0.1.
 func adminURL(addr string) string {
-	if strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://") {
-		return strings.TrimRight(addr, "/")
+	scheme := "http"
+	if sc, rest, ok := strings.Cut(addr, "://"); ok {
+		scheme, addr = strings.ToLower(sc), strings.TrimRight(rest, "/")
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "http://" + addr
+		return scheme + "://" + addr
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	return fmt.Sprintf("http://%s", net.JoinHostPort(host, port))
+	return scheme + "://" + net.JoinHostPort(host, port)
 }

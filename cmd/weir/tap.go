@@ -16,7 +16,7 @@ import (
 )
 
 type tapFlags struct {
-	adminAddr string
+	admin     adminFlags
 	limit     int
 	rate      string
 	direction string
@@ -47,7 +47,7 @@ beyond the rate are skipped and counted ("skipped").`,
 				return runTap(cmd, f, args[0])
 			},
 		}
-		addAdminFlag(cmd, &f.adminAddr)
+		addAdminFlags(cmd, &f.admin)
 		cmd.Flags().IntVar(&f.limit, "limit", 0, "stop after this many records (0: until Ctrl-C)")
 		cmd.Flags().StringVar(&f.rate, "rate", "", fmt.Sprintf("most records a second, e.g. 5/s (default %d/s, at most %d/s)", observe.DefaultRate, observe.MaxRate))
 		cmd.Flags().StringVar(&f.direction, "direction", "", "out (the records the component emits) or in (the records it receives); default out, in for sinks")
@@ -75,7 +75,11 @@ func runTap(cmd *cobra.Command, f *tapFlags, component string) error {
 	q.Set("format", "ndjson")
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	resp, err := newAdminClient(f.adminAddr).do(ctx, http.MethodGet, "/api/v1/tap/"+url.PathEscape(component), q)
+	cl, err := f.admin.client()
+	if err != nil {
+		return err
+	}
+	resp, err := cl.do(ctx, http.MethodGet, "/api/v1/tap/"+url.PathEscape(component), q)
 	if err != nil {
 		return err
 	}

@@ -19,9 +19,9 @@ import (
 )
 
 type topFlags struct {
-	adminAddr string
-	interval  time.Duration
-	count     int
+	admin    adminFlags
+	interval time.Duration
+	count    int
 }
 
 func init() {
@@ -46,7 +46,7 @@ interval, blocks separated by a blank line.`,
 				return runTop(cmd, f)
 			},
 		}
-		addAdminFlag(cmd, &f.adminAddr)
+		addAdminFlags(cmd, &f.admin)
 		cmd.Flags().DurationVar(&f.interval, "interval", time.Second, "how often the table is refreshed")
 		cmd.Flags().IntVar(&f.count, "count", 0, "stop after this many refreshes (0: until q or Ctrl-C)")
 		return cmd
@@ -59,7 +59,10 @@ func runTop(cmd *cobra.Command, f *topFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cl := newAdminClient(f.adminAddr)
+	cl, err := f.admin.client()
+	if err != nil {
+		return err
+	}
 	out := cmd.OutOrStdout()
 	outFile, _ := out.(*os.File)
 	tty := outFile != nil && term.IsTerminal(int(outFile.Fd()))
@@ -113,7 +116,7 @@ func runTop(cmd *cobra.Command, f *topFlags) error {
 			}
 			lines = []string{time.Now().Format("15:04:05") + "  " + err.Error()}
 		} else {
-			lines = topLines(v, f.adminAddr)
+			lines = topLines(v, cl.base)
 		}
 		if tty {
 			var b strings.Builder
