@@ -43,6 +43,7 @@ type runFlags struct {
 	workerID     string
 	sessionTO    time.Duration
 	adminAddr    string
+	adminConfig  []string
 	console      consoleFlags
 }
 
@@ -75,6 +76,7 @@ everything cleanly, committing offsets.`,
 		cmd.Flags().DurationVar(&f.summaryEvery, "summary-interval", time.Minute, "how often the records-per-component summary is logged at info when records moved (0 disables; one is always logged on exit)")
 		cmd.Flags().StringVar(&f.group, "group", "", "join this worker group (a Kafka group id; default: the broker block's worker_group): every weir run with the same pipeline files and group shares the work")
 		cmd.Flags().StringVar(&f.adminAddr, "admin-addr", "", "admin HTTP listener: the pipeline API (weir tap, weir top), /metrics, the console; host:port or https://host:port, \"off\" for none (default: the embedded broker's admin_addr when set, else "+DefaultRunAdminAddr+"); with the embedded broker it replaces the broker block's admin_addr")
+		cmd.Flags().StringArrayVar(&f.adminConfig, "admin-config", nil, "admin listener setting NAME=VALUE with weir broker's names (ssl.keystore.location, ssl.truststore.location, ssl.client.auth, listener.name.admin.authentication.method=BASIC, listener.name.admin.authentication.users.file, ...), for https:// and basic auth on --admin-addr; repeatable; no passwords (use an unencrypted PEM key store; the users file holds the users' passwords); with the embedded broker, added to its admin listener's settings")
 		addConsoleFlags(cmd.Flags(), &f.console)
 		cmd.Flags().StringVar(&f.workerID, "worker-id", "", "this worker's id in its group, unique and stable across restarts (default: the host name)")
 		cmd.Flags().DurationVar(&f.sessionTO, "session-timeout", 0, "session timeout of the worker group and of its sinks' and streams' consumer groups (default 6s): a killed worker's work moves after it; a worker restarted with its id takes its place back at once (static members)")
@@ -101,6 +103,10 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 		}
 	}
 
+	adminCfg, err := parseAdminConfig(f.adminConfig)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	brokers, registryURL := cfg.Broker.External, cfg.Broker.SchemaRegistry
@@ -110,6 +116,7 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 		if f.adminAddr != "" {
 			b.AdminAddr = f.adminAddr
 		}
+		b.Configs = withAdminConfig(b.Configs, adminCfg)
 		emb, err = startEmbedded(lg, &b)
 		if err != nil {
 			return err
@@ -136,7 +143,7 @@ func runPipelines(cmd *cobra.Command, g *globalFlags, f *runFlags, args []string
 	if _, err := runner.Apply(ctx, cfg); err != nil {
 		return err
 	}
-	adm, stopAdmin, err := runAdminListener(lg, emb, f.adminAddr, metrics)
+	adm, stopAdmin, err := runAdminListener(lg, emb, f.adminAddr, adminCfg, metrics)
 	if err != nil {
 		return err
 	}

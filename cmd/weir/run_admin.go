@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"net"
 	"strings"
 	"syscall"
@@ -42,11 +44,59 @@ type RunAdmin struct {
 	Logger *zap.Logger
 }
 
+// parseAdminConfig reads --admin-config NAME=VALUE settings: the admin
+// listener's TLS (ssl.*) and authentication, with weir broker's names,
+// bare or under listener.name.admin. Passwords are refused: a flag value
+// shows in the process list.
+func parseAdminConfig(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--admin-config %q: want NAME=VALUE", k)
+		}
+		rest := strings.TrimPrefix(k, httpsec.AdminPrefix)
+		if !strings.HasPrefix(rest, "ssl.") && !httpsec.IsAuthName(rest) {
+			return nil, fmt.Errorf("--admin-config %s: not an admin listener setting (ssl.* or %sauthentication.*, as weir broker's --config names them)", k, httpsec.AdminPrefix)
+		}
+		if strings.HasSuffix(rest, ".password") {
+			return nil, fmt.Errorf("--admin-config %s: a password in a flag shows in the process list; use an unencrypted PEM key store readable only by weir, or the embedded broker block's config with env() or file()", k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// withAdminConfig returns the embedded broker's configs with the
+// --admin-config settings added under listener.name.admin. (so that
+// ssl.* applies to the admin listener only); configs is not changed.
+func withAdminConfig(configs, admin map[string]string) map[string]string {
+	if len(admin) == 0 {
+		return configs
+	}
+	out := maps.Clone(configs)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range admin {
+		if !strings.HasPrefix(k, httpsec.AdminPrefix) {
+			k = httpsec.AdminPrefix + k
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // runAdminListener returns the admin server of weir run: the embedded
 // broker's when it has one, else its own on addr ("" means
 // DefaultRunAdminAddr, and an address in use there is a warning, not an
-// error; "off" means none). reg is served at /metrics.
-func runAdminListener(lg *zap.Logger, emb *embeddedBroker, addr string, reg *prometheus.Registry) (srv *admin.Server, stop func(), err error) {
+// error; "off" means none) with the TLS and authentication settings of
+// configs (--admin-config). reg is served at /metrics.
+func runAdminListener(lg *zap.Logger, emb *embeddedBroker, addr string, configs map[string]string, reg *prometheus.Registry) (srv *admin.Server, stop func(), err error) {
 	if emb != nil && emb.n.Admin() != nil {
 		return emb.n.Admin(), func() {}, nil
 	}
@@ -57,7 +107,7 @@ func runAdminListener(lg *zap.Logger, emb *embeddedBroker, addr string, reg *pro
 	if def {
 		addr = DefaultRunAdminAddr
 	}
-	st, err := httpsec.ParseAdmin(addr, nil)
+	st, err := httpsec.ParseAdmin(addr, configs)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,14 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"weir/broker/brokertest/testbroker"
 	"weir/broker/tlsconf/tlstest"
 	"weir/internal/testkit"
 	"weir/internal/weirbin"
 	"weir/pipelines/observe"
 )
 
-// TestTapTopOverTLS: weir run whose admin listener serves https with a
-// private CA, requires a client certificate and basic auth; weir tap and
+// TestTapTopOverTLS: weir run (its own admin listener, set with
+// --admin-config) serving https with a private CA, requiring a client
+// certificate and basic auth; weir tap and
 // weir top reach it with --admin-ca-file, --admin-cert-file and the
 // credentials from a file (--admin-user-info-file) or the environment
 // ($WEIR_ADMIN_BASIC_AUTH), and say what is missing when a piece is:
@@ -49,19 +51,10 @@ func TestTapTopOverTLS(t *testing.T) {
 	if err := os.WriteFile(logFile, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	b := testbroker.Start(t)
 	pipeline := tlstest.Write(t, dir, "pipeline.hcl", []byte(fmt.Sprintf(`
 broker {
-  data_dir      = %q
-  kafka_addr    = "127.0.0.1:0"
-  registry_addr = "off"
-  admin_addr    = "https://127.0.0.1:0"
-  config = {
-    "listener.name.admin.ssl.keystore.location"      = %q
-    "listener.name.admin.ssl.truststore.location"    = %q
-    "listener.name.admin.ssl.client.auth"            = "required"
-    "listener.name.admin.authentication.method"      = "BASIC"
-    "listener.name.admin.authentication.users.file"  = %q
-  }
+  brokers = [%q]
 }
 
 topic "lines" {
@@ -78,8 +71,14 @@ sink "file" "out" {
   from = [topic.lines]
   path = %q
 }
-`, filepath.Join(dir, "data"), keystore, caFile, users, filepath.Join(in, "*.log"), filepath.Join(dir, "out.jsonl"))))
-	p := startWeir(t, nil, bin, "run", pipeline, "--log-format", "json")
+`, b.Addr, filepath.Join(in, "*.log"), filepath.Join(dir, "out.jsonl"))))
+	// Its own admin listener (no embedded broker): --admin-config.
+	p := startWeir(t, nil, bin, "run", pipeline, "--log-format", "json", "--admin-addr", "https://127.0.0.1:0",
+		"--admin-config", "ssl.keystore.location="+keystore,
+		"--admin-config", "ssl.truststore.location="+caFile,
+		"--admin-config", "ssl.client.auth=required",
+		"--admin-config", "listener.name.admin.authentication.method=BASIC",
+		"--admin-config", "listener.name.admin.authentication.users.file="+users)
 	re := regexp.MustCompile(`"msg":"pipeline API listening".*"admin_addr":"([^"]+)".*"url":"(https://[^"]+)"`)
 	var addr string
 	testkit.CheckFor(t, 60*time.Second, func() error {
