@@ -7,7 +7,10 @@
 // It owns no counters: the numbers are the runner's (pipelines.Runner's
 // Status, built from the connector runtime's Prometheus metrics and the
 // streams' task metrics); a Meter keeps recent snapshots of them and
-// computes rates as differences. The runner implements Pipeline
+// computes rates as differences. An edge's figures are its own: the
+// runtime counts per topic (weir_connector_topic_*, a stream's tasks per
+// input topic: Counters.Topics), so a sink reading two topics shows each
+// topic's rate, errors and dead letters on its edge (EdgeView). The runner implements Pipeline
 // (pipelines.Runner.Observed) and the HTTP API (api.go) serves it on the
 // admin listener of weir run:
 //
