@@ -42,6 +42,7 @@ variable "mysql_port" { type = number }
 variable "mysql_user" { type = string }
 variable "mysql_password" { type = string }
 variable "db" { type = string }
+variable "server_id" { type = number }
 variable "es_url" { type = string }
 
 broker {
@@ -72,6 +73,7 @@ source "mysql" "shop" {
   user               = var.mysql_user
   password           = var.mysql_password
   server_name        = var.prefix
+  server_id          = var.server_id
   format             = "canal_json"
   heartbeat_interval = "1s"
   table "t" {
@@ -179,18 +181,27 @@ func TestWorkerGroupFullProcess(t *testing.T) {
 			return brokerCluster{name: "kafka", seed: k.Nodes[0].Plaintext, bootstrap: k.Bootstrap(), kill: k.Kill, start: start}
 		},
 	}
+	// The two halves run at once: most of each is waiting for the
+	// pipeline to move between faults (restarts, group sessions, leader
+	// moves). They share the MariaDB server and the Elasticsearch node
+	// with their own database, indices, topic prefix and binlog replica
+	// server id (MariaDB drops a binlog dump when another replica
+	// connects with its id).
 	for i, mk := range clusters {
-		t.Run([]string{"weir", "kafka"}[i], func(t *testing.T) { runFullProcess(t, bin, srv, es, mk(t)) })
+		t.Run([]string{"weir", "kafka"}[i], func(t *testing.T) {
+			t.Parallel()
+			runFullProcess(t, bin, srv, es, mk(t), 4200+i)
+		})
 	}
 }
 
-func runFullProcess(t *testing.T, bin string, srv *mysqltest.Server, es *searchtest.Server, bc brokerCluster) {
+func runFullProcess(t *testing.T, bin string, srv *mysqltest.Server, es *searchtest.Server, bc brokerCluster, serverID int) {
 	db := srv.NewDatabase(t)
 	srv.Exec(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(64))")
 	g := newGroupWorkers(t, bin, bc.bootstrap, fullPipeline,
 		"--var", "mysql_host="+srv.Host, "--var", fmt.Sprintf("mysql_port=%d", srv.Port),
 		"--var", "mysql_user="+mysqltest.CDCUser, "--var", "mysql_password="+mysqltest.CDCPassword,
-		"--var", "db="+db, "--var", "es_url="+es.URL)
+		"--var", "db="+db, "--var", "es_url="+es.URL, "--var", fmt.Sprintf("server_id=%d", serverID))
 	rowsTopic := g.prefix + "." + db + ".t"
 	t.Cleanup(func() {
 		es.Do(t, "DELETE", "/"+g.prefix+"-rows", nil)
