@@ -198,6 +198,19 @@ type appProc struct {
 	// (<stateDir>/<appID>/<task>/<store>, a clean close's checkpoint
 	// beside each as <store>.checkpoint).
 	stateDir, appID string
+	// onLine, if set (setOnLine), is called by the reader goroutine after
+	// each status line has been taken in, outside mu: a condition on what
+	// one line shows (a task processing, say) is seen there at every line,
+	// where a poll of the latest line would miss the lines printed between
+	// two polls.
+	onLine func()
+}
+
+// setOnLine sets the function called after each status line (nil: none).
+func (p *appProc) setOnLine(fn func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onLine = fn
 }
 
 // checkpointed returns the tasks of which p holds a clean checkpoint: it
@@ -265,7 +278,11 @@ func startAppProc(t *testing.T, name string, cc killChildConfig) *appProc {
 				}
 			}
 			p.restored = st.Restored
+			onLine := p.onLine
 			p.mu.Unlock()
+			if onLine != nil {
+				onLine()
+			}
 		}
 	}()
 	go func() { <-read; cmd.Wait(); logf.Close(); close(p.done) }()
@@ -517,6 +534,15 @@ func (r *killRun) run() {
 	// only once it has committed phase 2 input on each of its input
 	// tasks): it is in the middle of its work, not idle after a commit,
 	// and the producer is still feeding.
+	//
+	// Every line is judged as it comes in (appProc.onLine), and the kill
+	// is sent from there. An instance processes in bursts, one per poll,
+	// between its commits; a burst shows in the one line printed after
+	// it, and the next line, 50 ms later, shows none. A poll of the
+	// latest line every 100 ms sees each burst's line by chance only: on
+	// a fast machine phase 2 takes a handful of bursts, and polls have
+	// missed them all (the producer finished, no instance was ever seen
+	// processing).
 	var produced atomic.Int64
 	var killed atomic.Bool
 	var prodErr error // set before prodDone closes
@@ -575,20 +601,56 @@ func (r *killRun) run() {
 		prodErr = cmp.Or(err, first)
 	}()
 	isInput := func(id string) bool { return strings.HasPrefix(id, r.input+"-") }
+	// armed: the instances that may be killed. With steady, those that
+	// have committed phase 2 input on each of their input tasks (the poll
+	// below reads the commits; once armed, an instance stays armed);
+	// otherwise all.
+	armed := map[*appProc]*atomic.Bool{}
+	for _, p := range r.procs {
+		armed[p] = new(atomic.Bool)
+		armed[p].Store(!r.steady)
+	}
+	// The kill, done by the reader goroutine of the victim's first line
+	// showing it processing once armed; victimDone closes when it and
+	// what the line showed are recorded.
+	var victimSet atomic.Bool
+	var vcur []TaskMetrics
+	victimDone := make(chan struct{})
+	for _, p := range r.procs {
+		p.setOnLine(func() {
+			if _, lines, _ := p.status(); lines <= lines0[p]+1 || !armed[p].Load() || !p.busy(isInput) {
+				return
+			}
+			if !victimSet.CompareAndSwap(false, true) {
+				return
+			}
+			if r.zombie {
+				p.cmd.Process.Signal(syscall.SIGSTOP)
+			} else {
+				// Not p.kill: it waits for the reader, which is here.
+				p.cmd.Process.Signal(syscall.SIGKILL)
+			}
+			r.killedAt = produced.Load()
+			killed.Store(true)
+			r.victim = p
+			vcur, _, _ = p.status()
+			r.vicTasks = p.owns()
+			close(victimDone)
+		})
+	}
 	testbroker.CheckFor(t, 60*time.Second, func() error {
-		var com map[int32]int64
+		select {
+		case <-victimDone:
+			return nil
+		default:
+		}
 		if r.steady {
-			var err error
-			if com, err = r.committed(ctx, r.input); err != nil {
+			com, err := r.committed(ctx, r.input)
+			if err != nil {
 				return err
 			}
-		}
-	procs:
-		for _, p := range r.procs {
-			if _, lines, _ := p.status(); lines <= lines0[p]+1 || !p.busy(isInput) {
-				continue
-			}
-			if r.steady {
+		procs:
+			for _, p := range r.procs {
 				// It committed phase 2 input on every input task.
 				for _, id := range p.owns() {
 					if pid, ok := strings.CutPrefix(id, r.input+"-"); ok {
@@ -598,31 +660,25 @@ func (r *killRun) run() {
 						}
 					}
 				}
+				armed[p].Store(true)
 			}
-			r.victim = p
-			return nil
 		}
 		select {
 		case <-prodDone:
-			return fmt.Errorf("the producer finished (error: %v) and no instance was seen processing", prodErr)
+			return fmt.Errorf("the producer finished (error: %v) and no status line showed an instance processing", prodErr)
 		default:
 		}
-		return errors.New("no instance seen processing an input task yet")
+		return errors.New("no status line has shown an instance processing an input task yet")
 	})
 	for _, p := range r.procs {
+		p.setOnLine(nil)
 		if p != r.victim {
 			r.survive = append(r.survive, p)
 		}
 	}
-	vcur, _, _ := r.victim.status()
-	r.vicTasks = r.victim.owns()
-	if r.zombie {
-		r.victim.cmd.Process.Signal(syscall.SIGSTOP)
-	} else {
-		r.victim.kill()
+	if !r.zombie {
+		r.victim.kill() // waits until it is gone
 	}
-	r.killedAt = produced.Load()
-	killed.Store(true)
 	r.survCheckpoints = map[*appProc]map[string]bool{}
 	for _, p := range r.survive {
 		p.forget() // from here on, their task history is what followed the kill
