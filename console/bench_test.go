@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -67,6 +68,7 @@ func BenchmarkPages(b *testing.B) {
 	b.Run("sample", func(b *testing.B) {
 		ctx := context.Background()
 		stopProfile := profilePage(b, "sample")
+		mem := memCount()
 		cpu0 := cpuTime()
 		for i := 0; i < b.N; i++ {
 			e.c.forgetClusterViews()
@@ -74,6 +76,7 @@ func BenchmarkPages(b *testing.B) {
 		}
 		stopProfile()
 		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		mem(b)
 	})
 	for _, p := range []string{"", "?page=50", "topics", "topics?page=10", "topics/t0500", "topics/t0500/records", "groups", "groups/g07", "schemas", "schemas/t0001-value"} {
 		name := "cluster"
@@ -87,6 +90,7 @@ func BenchmarkPages(b *testing.B) {
 			get1(b, url) // warm: the first view starts the sampler
 			lat := make([]time.Duration, 0, b.N)
 			stopProfile := profilePage(b, name)
+			mem := memCount()
 			cpu0 := cpuTime()
 			b.ResetTimer()
 			next := time.Now()
@@ -102,6 +106,7 @@ func BenchmarkPages(b *testing.B) {
 			stopProfile()
 			cpu := float64((cpuTime() - cpu0).Microseconds()) / 1000 / float64(b.N)
 			b.ReportMetric(cpu, "cpu-ms/op")
+			mem(b)
 			if every == time.Second && idle > 0 {
 				b.ReportMetric(cpu-idle, "added-ms/op")
 			}
@@ -135,6 +140,21 @@ func profilePage(b *testing.B, name string) (stop func()) {
 	return func() {
 		pprof.StopCPUProfile()
 		_ = f.Close()
+	}
+}
+
+// memCount starts counting the process's allocations and GC cycles;
+// the function it returns reports them per op (MB-alloc/op, gc/op) and
+// the live heap after the last cycle (heap-MB).
+func memCount() func(*testing.B) {
+	var m0 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	return func(b *testing.B) {
+		var m1 runtime.MemStats
+		runtime.ReadMemStats(&m1)
+		b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/(1<<20)/float64(b.N), "MB-alloc/op")
+		b.ReportMetric(float64(m1.NumGC-m0.NumGC)/float64(b.N), "gc/op")
+		b.ReportMetric(float64(m1.HeapAlloc)/(1<<20), "heap-MB")
 	}
 }
 

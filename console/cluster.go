@@ -86,6 +86,18 @@ func (c *Console) meta(ctx context.Context) (*clusterMeta, time.Time, error) {
 	return c.metaCache.get(ctx, c.cfg.CacheFor, c.loadMeta)
 }
 
+// samplerMeta is the metadata for the lag snapshot: up to three sample
+// intervals old (a topic created since gets its history from the next
+// metadata; a deleted or moved one is asked again with metadata taken
+// anew, see listOffsets).
+func (c *Console) samplerMeta(ctx context.Context) (*clusterMeta, time.Time, error) {
+	maxAge := c.cfg.CacheFor
+	if maxAge > 0 {
+		maxAge = max(maxAge, 3*c.cfg.SampleInterval)
+	}
+	return c.metaCache.get(ctx, maxAge, c.loadMeta)
+}
+
 // loadMeta asks one broker for the metadata of every topic (a request
 // of its own, not kgo's cached copy, so that "as of" is true).
 func (c *Console) loadMeta(ctx context.Context) (*clusterMeta, error) {

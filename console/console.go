@@ -88,6 +88,8 @@ type Console struct {
 	lagCache    shared[*lagSnapshot]
 	topicsMu    sync.Mutex
 	topicsCache map[topicsKey]*shared[topicsData]
+	groupMu     sync.Mutex
+	groupCache  map[string]*shared[*groupView]
 
 	closeOnce sync.Once
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -52,7 +53,11 @@ func (c *Console) groupsPage(w http.ResponseWriter, r *http.Request) {
 type groupData struct {
 	*groupView
 	History template.HTML
+	AsOf    AsOf
 }
+
+// maxGroupsCached bounds the groups whose page data is kept.
+const maxGroupsCached = 100
 
 // groupPage: a group's members, assignment, lag per partition and lag
 // history.
@@ -61,17 +66,37 @@ func (c *Console) groupPage(w http.ResponseWriter, r *http.Request) {
 	title := "Consumer group " + group
 	ctx, cancel := c.ctx(r)
 	defer cancel()
-	groups, err := c.groupLags(ctx, kadm.ListedOffsets{}, group)
-	if err != nil && len(groups) == 0 {
+	// Shared by the group's viewers for CacheFor.
+	c.groupMu.Lock()
+	if c.groupCache == nil || len(c.groupCache) > maxGroupsCached {
+		c.groupCache = map[string]*shared[*groupView]{}
+	}
+	sh := c.groupCache[group]
+	if sh == nil {
+		sh = &shared[*groupView]{}
+		c.groupCache[group] = sh
+	}
+	c.groupMu.Unlock()
+	g, at, err := sh.get(ctx, c.cfg.CacheFor, func(ctx context.Context) (*groupView, error) {
+		groups, err := c.groupLags(ctx, kadm.ListedOffsets{}, group)
+		g := groups[group]
+		if g == nil && err == nil {
+			g = &groupView{Name: group, State: "Dead"}
+		}
+		if g != nil {
+			g.sortLags()
+		}
+		return g, err
+	})
+	if g == nil {
 		c.render(w, r, "group", title, nil, err)
 		return
 	}
-	g, ok := groups[group]
-	if !ok || g.State == "Dead" {
+	if g.State == "Dead" {
 		c.notFound(w, r, title, fmt.Sprintf("consumer group %q does not exist", group))
 		return
 	}
-	d := groupData{groupView: g}
+	d := groupData{groupView: g, AsOf: asOf(at, c.cfg.CacheFor)}
 	d.History = Chart{Title: "Lag of " + group + " over time", Unit: "records", Series: c.hist.groupLag(group),
 		Empty: fmt.Sprintf("No samples yet: the lag is sampled every %s.", c.cfg.SampleInterval)}.SVG()
 	if err == nil {

@@ -34,7 +34,7 @@ type groupView struct {
 	// assignment.
 	Epoch, AssignmentEpoch int32
 	Members                []memberRow
-	Lags                   []lagRow // by topic and partition
+	Lags                   []lagRow // sortLags: by topic and partition
 	Total                  int64    // the lag summed over the partitions without error
 	Err                    error    // describing the group or fetching its offsets
 }
@@ -261,27 +261,14 @@ func (c *Console) groupLags(ctx context.Context, ends kadm.ListedOffsets, names 
 // end - committed, or end when nothing is committed; never below 0; -1
 // with an error when the commit or the end has one.
 func (g *groupView) computeLag(commits kadm.OffsetResponses, ends kadm.ListedOffsets) {
-	type tp struct {
-		t string
-		p int32
+	n := 0
+	for _, ps := range commits {
+		n += len(ps)
 	}
-	owner := map[tp]*memberRow{}
-	for i := range g.Members {
-		for t, ps := range g.Members[i].assigned {
-			for _, p := range ps {
-				owner[tp{t, p}] = &g.Members[i]
-			}
-		}
-	}
-	seen := map[tp]bool{}
-	add := func(t string, p int32) {
-		k := tp{t, p}
-		if seen[k] {
-			return
-		}
-		seen[k] = true
+	g.Lags = make([]lagRow, 0, n)
+	add := func(t string, p int32, m *memberRow) {
 		row := lagRow{Topic: t, Partition: p, Committed: -1, Lag: -1}
-		if m := owner[k]; m != nil {
+		if m != nil {
 			row.Member, row.ClientID = m.ID, m.ClientID
 		}
 		var err error
@@ -308,14 +295,37 @@ func (g *groupView) computeLag(commits kadm.OffsetResponses, ends kadm.ListedOff
 		}
 		g.Lags = append(g.Lags, row)
 	}
-	for t, ps := range commits {
-		for p := range ps {
-			add(t, p)
+	// The assigned partitions, then the committed ones no member holds.
+	var owned map[string]map[int32]bool
+	for i := range g.Members {
+		m := &g.Members[i]
+		for t, ps := range m.assigned {
+			if owned == nil {
+				owned = map[string]map[int32]bool{}
+			}
+			if owned[t] == nil {
+				owned[t] = map[int32]bool{}
+			}
+			for _, p := range ps {
+				if !owned[t][p] {
+					owned[t][p] = true
+					add(t, p, m)
+				}
+			}
 		}
 	}
-	for k := range owner {
-		add(k.t, k.p)
+	for t, ps := range commits {
+		for p := range ps {
+			if !owned[t][p] {
+				add(t, p, nil)
+			}
+		}
 	}
+}
+
+// sortLags sorts the lag rows by topic and partition (for the page; the
+// snapshot's sums need no order).
+func (g *groupView) sortLags() {
 	slices.SortFunc(g.Lags, func(a, b lagRow) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c

@@ -140,11 +140,12 @@ func (c *Console) browse(ctx context.Context, d *recordsData) error {
 		}
 		parts = []int32{int32(n)}
 	}
-	starts, err := c.adm.ListStartOffsets(ctx, d.Topic)
+	all := map[string][]int32{d.Topic: d.Partitions}
+	starts, err := c.listOffsets(ctx, atStart, all)
 	if err != nil {
 		return err
 	}
-	ends, err := c.adm.ListEndOffsets(ctx, d.Topic)
+	ends, err := c.listOffsets(ctx, atEnd, all)
 	if err != nil {
 		return err
 	}

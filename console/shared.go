@@ -93,4 +93,7 @@ func (c *Console) forgetClusterViews() {
 	c.topicsMu.Lock()
 	c.topicsCache = nil
 	c.topicsMu.Unlock()
+	c.groupMu.Lock()
+	c.groupCache = nil
+	c.groupMu.Unlock()
 }

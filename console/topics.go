@@ -243,10 +243,11 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
 		wg               sync.WaitGroup
 	)
 	wg.Add(4)
-	go func() { defer wg.Done(); starts, errS = c.adm.ListStartOffsets(ctx, topic) }()
-	go func() { defer wg.Done(); ends, errE = c.adm.ListEndOffsets(ctx, topic) }()
+	parts := partitionsOf(md.Topics, []string{topic})
+	go func() { defer wg.Done(); starts, errS = c.listOffsets(ctx, atStart, parts) }()
+	go func() { defer wg.Done(); ends, errE = c.listOffsets(ctx, atEnd, parts) }()
 	set := kadm.TopicsSet{}
-	set.Add(topic, partitionsOf(md.Topics, []string{topic})[topic]...)
+	set.Add(topic, parts[topic]...)
 	go func() { defer wg.Done(); dirs, errD = c.adm.DescribeAllLogDirs(ctx, set) }()
 	go func() { defer wg.Done(); rcs, err = c.adm.DescribeTopicConfigs(ctx, topic) }()
 	wg.Wait()
