@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"sort"
@@ -99,12 +100,28 @@ func (c *Console) samplerMeta(ctx context.Context) (*clusterMeta, time.Time, err
 }
 
 // loadMeta asks one broker for the metadata of every topic (a request
-// of its own, not kgo's cached copy, so that "as of" is true).
+// of its own, not kgo's cached copy, so that "as of" is true). It goes
+// straight to a broker the client knows: kgo takes a Metadata request
+// given to Client.Request for its own and copies every partition into
+// its cache; only before it knows any broker does it go that way.
 func (c *Console) loadMeta(ctx context.Context) (*clusterMeta, error) {
 	req := kmsg.NewPtrMetadataRequest()
-	resp, err := req.RequestWith(ctx, c.kcl)
+	var (
+		kr  kmsg.Response
+		err = errors.New("no broker known")
+	)
+	if bs := c.kcl.DiscoveredBrokers(); len(bs) > 0 {
+		kr, err = bs[int(c.metaLoads.Add(1))%len(bs)].Request(ctx, req)
+	}
+	if err != nil {
+		kr, err = c.kcl.Request(ctx, req)
+	}
 	if err != nil {
 		return nil, err
+	}
+	resp := kr.(*kmsg.MetadataResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	m := &clusterMeta{Controller: resp.ControllerID, Topics: make(kadm.TopicDetails, len(resp.Topics))}
 	if resp.ClusterID != nil {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -85,6 +86,7 @@ type Console struct {
 	hist  *sampler
 
 	metaCache   shared[*clusterMeta]
+	metaLoads   atomic.Int64 // spreads the metadata requests over the brokers
 	lagCache    shared[*lagSnapshot]
 	topicsMu    sync.Mutex
 	topicsCache map[topicsKey]*shared[topicsData]

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Group types, as ListGroups v5 names them (KIP-848).
@@ -209,7 +211,7 @@ func (c *Console) groupLags(ctx context.Context, ends kadm.ListedOffsets, names 
 			ask = append(ask, n)
 		}
 	}
-	fetched := c.adm.FetchManyOffsets(ctx, ask...)
+	fetched := c.fetchOffsets(ctx, groups, ask)
 	missing := map[string][]int32{}
 	need := func(t string, p int32) {
 		if _, ok := ends.Lookup(t, p); !ok && !slices.Contains(missing[t], p) {
@@ -332,4 +334,71 @@ func (g *groupView) sortLags() {
 		}
 		return cmp.Compare(a.Partition, b.Partition)
 	})
+}
+
+// fetchOffsets asks the committed offsets of the groups named: one
+// OffsetFetch (v8+: many groups a request) to each group's coordinator
+// as its describe named it, straight to it. kadm's FetchManyOffsets goes
+// through kgo's sharding, which, for an answer without topic ids (below
+// v10), asks the metadata of every topic in it, uncached, each time.
+// Against a broker without v8 it is kadm's.
+func (c *Console) fetchOffsets(ctx context.Context, groups map[string]*groupView, names []string) kadm.FetchOffsetsResponses {
+	out := kadm.FetchOffsetsResponses{}
+	byCoord := map[int32][]string{}
+	for _, n := range names {
+		byCoord[groups[n].Coordinator] = append(byCoord[groups[n].Coordinator], n)
+	}
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		old []string // asked of a broker without OffsetFetch v8
+	)
+	for coord, gs := range byCoord {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := kmsg.NewPtrOffsetFetchRequest()
+			for _, g := range gs {
+				rg := kmsg.NewOffsetFetchRequestGroup()
+				rg.Group, rg.MemberEpoch = g, -1 // every topic (Topics nil); no member: an admin's fetch
+				req.Groups = append(req.Groups, rg)
+			}
+			kr, err := c.kcl.Broker(int(coord)).Request(ctx, req)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil && req.GetVersion() < 8 {
+				old = append(old, gs...)
+				return
+			}
+			if err != nil {
+				for _, g := range gs {
+					out[g] = kadm.FetchOffsetsResponse{Group: g, Err: err}
+				}
+				return
+			}
+			for _, rg := range kr.(*kmsg.OffsetFetchResponse).Groups {
+				f := kadm.FetchOffsetsResponse{Group: rg.Group, Fetched: kadm.OffsetResponses{}, Err: kerr.ErrorForCode(rg.ErrorCode)}
+				for _, t := range rg.Topics {
+					ps := make(map[int32]kadm.OffsetResponse, len(t.Partitions))
+					for _, p := range t.Partitions {
+						o := kadm.OffsetResponse{Offset: kadm.Offset{Topic: t.Topic, Partition: p.Partition, At: p.Offset,
+							LeaderEpoch: p.LeaderEpoch}, Err: kerr.ErrorForCode(p.ErrorCode)}
+						if p.Metadata != nil {
+							o.Metadata = *p.Metadata
+						}
+						ps[p.Partition] = o
+					}
+					f.Fetched[t.Topic] = ps
+				}
+				out[rg.Group] = f
+			}
+		}()
+	}
+	wg.Wait()
+	if len(old) > 0 {
+		for g, f := range c.adm.FetchManyOffsets(ctx, old...) {
+			out[g] = f
+		}
+	}
+	return out
 }
