@@ -131,7 +131,7 @@ func (s *Server) txnOffsetCommitToCoordinator(r *Request, req *kmsg.TxnOffsetCom
 	if e := coord.CoordinatorFor(req.Group); e != nil {
 		return group.TxnCommitErrors(req, e.Code), nil
 	}
-	p := group.PartitionFor(req.Group, offsetsStorage{s}.Partitions())
+	p := group.PartitionFor(req.Group, offsetsStorage{s: s}.Partitions())
 	if e := s.verifyTxnProduce(r, req.TransactionalID, req.ProducerID, req.ProducerEpoch, group.OffsetsTopic, p); e != nil {
 		return group.TxnCommitErrors(req, txnVerifyError(e, req.Version).Code), nil
 	}

@@ -24,7 +24,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,22 +35,6 @@ import (
 	"weir/broker/replica"
 )
 
-// groupSupport is one server's coordinator, created on first use.
-type groupSupport struct {
-	once  sync.Once
-	mu    sync.Mutex
-	cfg   *group.Config // set by SetGroupConfig
-	coord *group.Coordinator
-	err   error
-}
-
-var groupSupports sync.Map // *Server -> *groupSupport
-
-func (s *Server) groupSupport() *groupSupport {
-	v, _ := groupSupports.LoadOrStore(s, &groupSupport{})
-	return v.(*groupSupport)
-}
-
 // ErrGroupsStarted is returned by SetGroupConfig after the coordinator
 // started.
 var ErrGroupsStarted = errors.New("kafka: group coordinator already started")
@@ -62,44 +45,20 @@ func (s *Server) SetGroupConfig(cfg group.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	gs := s.groupSupport()
-	gs.mu.Lock()
-	defer gs.mu.Unlock()
-	if gs.coord != nil || gs.err != nil {
-		return ErrGroupsStarted
-	}
-	gs.cfg = &cfg
-	return nil
+	return s.groupCoord.setConfig(cfg, ErrGroupsStarted)
 }
 
 // groups returns the server's coordinator, starting it on first use.
 func (s *Server) groups() (*group.Coordinator, error) {
-	if s.ctx.Err() != nil {
-		return nil, group.ErrClosed // shutting down: do not start another
-	}
-	gs := s.groupSupport()
-	gs.once.Do(func() {
-		gs.mu.Lock()
-		defer gs.mu.Unlock()
+	return s.groupCoord.get(s, "group coordinator", group.ErrClosed, func(set *group.Config) (*group.Coordinator, error) {
 		cfg := s.groupConfigFromBroker()
-		if gs.cfg != nil {
-			cfg = *gs.cfg
+		if set != nil {
+			cfg = *set
 		}
-		gs.coord, gs.err = group.NewCoordinator(cfg, offsetsStorage{s}, group.Options{
+		return group.NewCoordinator(cfg, offsetsStorage{s, cfg}, group.Options{
 			Now: s.now, Logger: s.log.Named("group"), Topics: s.groupTopics,
 		})
-		if gs.err != nil {
-			s.log.Error("group coordinator failed to start", zap.Error(gs.err))
-			return
-		}
-		c := gs.coord
-		go func() {
-			<-s.ctx.Done()
-			c.Close()
-			groupSupports.Delete(s)
-		}()
-	})
-	return gs.coord, gs.err
+	}, nil)
 }
 
 // brokerSetting calls set with the value of the LONG broker config name
@@ -211,7 +170,10 @@ func clientHost(remote string) string {
 }
 
 // offsetsStorage is __consumer_offsets over this server's logs.
-type offsetsStorage struct{ s *Server }
+type offsetsStorage struct {
+	s   *Server
+	cfg group.Config
+}
 
 func (o offsetsStorage) Partitions() int32 {
 	if t, ok := o.s.meta.Image().Topic(group.OffsetsTopic); ok {
@@ -221,12 +183,7 @@ func (o offsetsStorage) Partitions() int32 {
 }
 
 func (o offsetsStorage) CreateTopic(n int32) (int32, error) {
-	s := o.s
-	gs := s.groupSupport()
-	seg := group.DefaultConfig().OffsetsTopicSegmentBytes
-	if gs.cfg != nil {
-		seg = gs.cfg.OffsetsTopicSegmentBytes
-	}
+	s, seg := o.s, o.cfg.OffsetsTopicSegmentBytes
 	rf := int16(min(3, len(s.meta.Image().LiveBrokers())))
 	t, err := s.meta.CreateTopic(s.ctx, metadata.TopicSpec{
 		Name:              group.OffsetsTopic,

@@ -150,36 +150,34 @@ func (s *Server) followGroupLeadership(rp *replica.Partition) {
 	s.parts.mu.Lock()
 	//lint:ignore SA2001 a barrier: taking the lock waits for the table's publication
 	s.parts.mu.Unlock()
-	gs := s.groupSupport()
-	gs.mu.Lock()
-	coord := gs.coord
-	gs.mu.Unlock()
-	if coord == nil {
+	l := &s.groupCoord
+	coord, ok := l.running()
+	if !ok {
 		return // loaded (only what it leads) when the coordinator starts
 	}
-	s.groupMu.Lock()
-	defer s.groupMu.Unlock()
-	if s.groupEpochs == nil {
-		s.groupEpochs = map[int32]int32{}
+	l.loadMu.Lock()
+	defer l.loadMu.Unlock()
+	if l.epochs == nil {
+		l.epochs = map[int32]int32{}
 	}
 	p := rp.Index
 	role, _, epoch := rp.State()
 	if role != replica.RoleLeader {
 		coord.Unload(p)
-		delete(s.groupEpochs, p)
+		delete(l.epochs, p)
 		return
 	}
 	// Loaded in this leader epoch already (by this or the coordinator's
 	// start): a reload would drop the live groups' members.
-	if loadedAt, ok := s.groupEpochs[p]; coord.Serving(p) && (!ok || loadedAt == epoch) {
-		s.groupEpochs[p] = epoch
+	if loadedAt, ok := l.epochs[p]; coord.Serving(p) && (!ok || loadedAt == epoch) {
+		l.epochs[p] = epoch
 		return
 	}
 	if err := coord.Load(p); err != nil {
 		s.log.Warn("loading groups of a led offsets partition failed", zap.Int32("partition", p), zap.Error(err))
 		return
 	}
-	s.groupEpochs[p] = epoch
+	l.epochs[p] = epoch
 }
 
 // Leads reports whether this broker leads the partition now (it has

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"weir/broker/acl"
+	"weir/broker/group"
 	"weir/broker/internal/repeatlog"
 	"weir/broker/log"
 	"weir/broker/log/vfs"
@@ -22,6 +23,7 @@ import (
 	"weir/broker/replica"
 	"weir/broker/tlsconf"
 	"weir/broker/topicconfig"
+	"weir/broker/txncoord"
 )
 
 // Config configures a Server. Start from DefaultConfig: its zero values
@@ -162,12 +164,16 @@ type Server struct {
 	metrics *metrics
 	// replicas runs replication for the hosted partitions; hostedBy maps
 	// each *replica.Partition to its *partition.
-	replicas    *replica.Manager
-	hostedBy    sync.Map
-	groupMu     sync.Mutex      // serializes group loads and unloads on leadership changes
-	groupEpochs map[int32]int32 // offsets partition -> leader epoch it was loaded in (groupMu)
-	now         func() time.Time
-	fs          vfs.FS
+	replicas *replica.Manager
+	hostedBy sync.Map
+	// groupCoord and txnCoord are the coordinators, started on first
+	// use (lazy_coordinator.go); ib is the inter-broker client the
+	// transaction coordinator sends markers with.
+	groupCoord lazyCoordinator[group.Config, *group.Coordinator]
+	txnCoord   lazyCoordinator[txncoord.Config, *txncoord.Coordinator]
+	ib         interBrokerClient
+	now        func() time.Time
+	fs         vfs.FS
 	// warn and errs say recurring warnings and errors (storage failures,
 	// bad topic configs met at every metadata change) once per partition
 	// or topic and state, with counts.

@@ -135,15 +135,7 @@ func (s *Server) verifyTxnPartition(ctx context.Context, transactionalID string,
 // GroupCoordinator.onTransactionCompleted. Without a running coordinator
 // there is nothing pending: loading the partition replays the marker.
 func (s *Server) groupTxnMarker(partition int32, producerID int64, producerEpoch int16, commit bool) {
-	v, ok := groupSupports.Load(s)
-	if !ok {
-		return
-	}
-	gs := v.(*groupSupport)
-	gs.mu.Lock()
-	coord := gs.coord
-	gs.mu.Unlock()
-	if coord != nil {
+	if coord, ok := s.groupCoord.running(); ok {
 		coord.TxnMarker(partition, producerID, commit)
 	}
 }

@@ -43,30 +43,14 @@ import (
 	"weir/internal/kafkaclient"
 )
 
-// txnSupport is one server's transaction coordinator, created on first
-// use, and its inter-broker client.
-type txnSupport struct {
-	once  sync.Once
-	mu    sync.Mutex
-	cfg   *txncoord.Config // set by SetTxnConfig
-	coord *txncoord.Coordinator
-	err   error
-
-	// loadMu serializes followTxnLeadership; epochs are the leader
-	// epochs the led partitions were loaded in.
-	loadMu sync.Mutex
-	epochs map[int32]int32
-
-	ibOnce sync.Once
-	ib     *kgo.Client
-	ibErr  error
-}
-
-var txnSupports sync.Map // *Server -> *txnSupport
-
-func (s *Server) txnSupport() *txnSupport {
-	v, _ := txnSupports.LoadOrStore(s, &txnSupport{epochs: map[int32]int32{}})
-	return v.(*txnSupport)
+// interBrokerClient is the server's client of the inter-broker
+// listeners (interBrokerRequest), made on first use and closed with the
+// transaction coordinator.
+type interBrokerClient struct {
+	once sync.Once
+	mu   sync.Mutex
+	cl   *kgo.Client
+	err  error
 }
 
 // ErrTxnsStarted is returned by SetTxnConfig after the coordinator
@@ -80,27 +64,17 @@ func (s *Server) SetTxnConfig(cfg txncoord.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	ts := s.txnSupport()
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if ts.coord != nil || ts.err != nil {
-		return ErrTxnsStarted
-	}
-	ts.cfg = &cfg
-	return nil
+	return s.txnCoord.setConfig(cfg, ErrTxnsStarted)
 }
 
 // txns returns the server's transaction coordinator, starting it on
 // first use.
 func (s *Server) txns() (*txncoord.Coordinator, error) {
-	if s.ctx.Err() != nil {
-		return nil, txncoord.ErrClosed
-	}
-	ts := s.txnSupport()
-	ts.once.Do(func() {
-		ts.mu.Lock()
-		defer ts.mu.Unlock()
-		cfg := s.txnConfig()
+	return s.txnCoord.get(s, "transaction coordinator", txncoord.ErrClosed, func(set *txncoord.Config) (*txncoord.Coordinator, error) {
+		cfg := s.txnConfigFromBroker()
+		if set != nil {
+			cfg = *set
+		}
 		newPID := func() (int64, error) {
 			a, err := s.producerIDs()
 			if err != nil {
@@ -109,35 +83,21 @@ func (s *Server) txns() (*txncoord.Coordinator, error) {
 			return a.Next()
 		}
 		st := txnStorage{s, cfg}
-		ts.coord, ts.err = txncoord.NewCoordinator(cfg, st, st, newPID, txncoord.Options{
+		return txncoord.NewCoordinator(cfg, st, st, newPID, txncoord.Options{
 			Now: s.now, Logger: s.log.Named("txncoord"),
 		})
-		if ts.err != nil {
-			s.log.Error("transaction coordinator failed to start", zap.Error(ts.err))
-			return
+	}, func(*txncoord.Coordinator) {
+		s.ib.mu.Lock()
+		if s.ib.cl != nil {
+			s.ib.cl.Close()
 		}
-		c := ts.coord
-		go func() {
-			<-s.ctx.Done()
-			c.Close()
-			ts.mu.Lock()
-			if ts.ib != nil {
-				ts.ib.Close()
-			}
-			ts.mu.Unlock()
-			txnSupports.Delete(s)
-		}()
+		s.ib.mu.Unlock()
 	})
-	return ts.coord, ts.err
 }
 
-// txnConfig is the coordinator's configuration: SetTxnConfig's, else the
-// broker configuration's (Kafka's defaults for what it does not set).
-// Caller holds ts.mu or runs before the coordinator starts.
-func (s *Server) txnConfig() txncoord.Config {
-	if c := s.txnSupport().cfg; c != nil {
-		return *c
-	}
+// txnConfigFromBroker reads the coordinator's settings from the broker
+// configuration (Kafka's defaults for what it does not set).
+func (s *Server) txnConfigFromBroker() txncoord.Config {
 	cfg := txncoord.DefaultConfig()
 	num := func(name string, set func(int64)) { s.brokerSetting("transaction", name, set) }
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -318,8 +278,8 @@ func (s *Server) writeMarkersAt(ctx context.Context, leader int32, mk txncoord.M
 // returns the response. The client (franz-go, one per server) learns
 // the brokers from the Metadata of that listener.
 func (s *Server) interBrokerRequest(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
-	ts := s.txnSupport()
-	ts.ibOnce.Do(func() {
+	ib := &s.ib
+	ib.once.Do(func() {
 		var seeds []string
 		for _, b := range s.meta.Image().LiveBrokers() {
 			seeds = append(seeds, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))))
@@ -349,13 +309,13 @@ func (s *Server) interBrokerRequest(ctx context.Context, id int32, req kmsg.Requ
 				})
 			})},
 		})
-		ts.mu.Lock()
-		ts.ib, ts.ibErr = cl, err
-		ts.mu.Unlock()
+		ib.mu.Lock()
+		ib.cl, ib.err = cl, err
+		ib.mu.Unlock()
 	})
-	ts.mu.Lock()
-	cl, err := ts.ib, ts.ibErr
-	ts.mu.Unlock()
+	ib.mu.Lock()
+	cl, err := ib.cl, ib.err
+	ib.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -374,11 +334,9 @@ func (s *Server) followTxnLeadership(rp *replica.Partition) {
 	s.parts.mu.Lock()
 	//lint:ignore SA2001 a barrier: taking the lock waits for the table's publication
 	s.parts.mu.Unlock()
-	ts := s.txnSupport()
-	ts.mu.Lock()
-	coord := ts.coord
-	ts.mu.Unlock()
-	if coord == nil {
+	l := &s.txnCoord
+	coord, ok := l.running()
+	if !ok {
 		role, _, _ := rp.State()
 		if role != replica.RoleLeader {
 			return
@@ -398,24 +356,27 @@ func (s *Server) followTxnLeadership(rp *replica.Partition) {
 		// this one included (its role is decided already).
 		return
 	}
-	ts.loadMu.Lock()
-	defer ts.loadMu.Unlock()
+	l.loadMu.Lock()
+	defer l.loadMu.Unlock()
+	if l.epochs == nil {
+		l.epochs = map[int32]int32{}
+	}
 	p := rp.Index
 	role, _, epoch := rp.State()
 	if role != replica.RoleLeader {
 		coord.Unload(p)
-		delete(ts.epochs, p)
+		delete(l.epochs, p)
 		return
 	}
 	if loaded, ok := coord.Serving(p); ok && loaded == epoch {
-		ts.epochs[p] = epoch
+		l.epochs[p] = epoch
 		return
 	}
 	if err := coord.Load(p, epoch); err != nil {
 		s.log.Warn("loading the transactions of a led state partition failed", zap.Int32("partition", p), zap.Error(err))
 		return
 	}
-	ts.epochs[p] = epoch
+	l.epochs[p] = epoch
 }
 
 // txnCoordinator returns the broker coordinating a transactional id: the
