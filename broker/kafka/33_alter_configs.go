@@ -4,7 +4,9 @@ package kafka
 //
 // The legacy, non-incremental alter: a TOPIC resource's overrides are
 // replaced by exactly the configs in the request (configs not listed return
-// to their defaults). The new set is checked as a whole by
+// to their defaults). The request is mapped onto the path
+// IncrementalAlterConfigs takes (config_alter.go): a SET per config, the
+// others deleted. The new set is checked as a whole by
 // broker/topicconfig (unknown names, bad values, conflicts:
 // INVALID_CONFIG naming the key; a null value or a key given twice:
 // INVALID_REQUEST) and, unless validate_only, stored in the metadata and
@@ -18,12 +20,9 @@ package kafka
 // resource types: INVALID_REQUEST.
 
 import (
-	"strings"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"weir/broker/acl"
+	"weir/broker/topicconfig"
 )
 
 func init() { register(kmsg.AlterConfigs.Int16(), 0, 2, handleAlterConfigs) }
@@ -31,42 +30,17 @@ func init() { register(kmsg.AlterConfigs.Int16(), 0, 2, handleAlterConfigs) }
 func handleAlterConfigs(s *Server, r *Request) (kmsg.Response, error) {
 	req := r.Kmsg.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	ids := make([]configResource, len(req.Resources))
+	alters := make([]configAlter, len(req.Resources))
 	for i, rr := range req.Resources {
-		ids[i] = configResource{rr.ResourceType, rr.ResourceName}
-	}
-	dup := duplicateResources(ids)
-	for i, rr := range req.Resources {
-		sr := kmsg.NewAlterConfigsResponseResource()
-		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		var e *kafkaError
-		denied := s.configDenied(r, acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
-		switch {
-		case dup[ids[i]]:
-			e = kafkaErr(kerr.InvalidRequest, "resource %q (type %d) appears more than once in the request", rr.ResourceName, rr.ResourceType)
-		case denied != nil:
-			e = denied
-		case rr.ResourceType == resourceTopic:
-			e = s.alterTopicConfigs(r, rr.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, *kafkaError) {
-				next := make(map[string]string, len(rr.Configs))
-				for _, c := range rr.Configs {
-					if c.Value == nil {
-						return nil, kafkaErr(kerr.InvalidRequest, "null value not supported for topic config %s", c.Name)
-					}
-					if _, twice := next[c.Name]; twice {
-						return nil, kafkaErr(kerr.InvalidRequest, "config %s appears more than once for topic %q", c.Name, rr.ResourceName)
-					}
-					next[strings.Clone(c.Name)] = strings.Clone(*c.Value) // the request aliases the read buffer
-				}
-				return next, nil
-			})
-		case rr.ResourceType == resourceBroker:
-			e = s.alterBrokerConfigs(r, rr.ResourceName, req.ValidateOnly, func(map[string]string) (map[string]string, *kafkaError) {
-				return legacyBrokerConfigs(rr.Configs)
-			})
-		default:
-			e = kafkaErr(kerr.InvalidRequest, "unsupported config resource type %d", rr.ResourceType)
+		a := configAlter{res: configResource{rr.ResourceType, rr.ResourceName}, replace: true}
+		for _, c := range rr.Configs {
+			a.ops = append(a.ops, newConfigOp(topicconfig.OpSet, c.Name, c.Value))
 		}
+		alters[i] = a
+	}
+	for i, e := range s.alterConfigs(r, alters, req.ValidateOnly) {
+		sr := kmsg.NewAlterConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = req.Resources[i].ResourceType, req.Resources[i].ResourceName
 		sr.ErrorCode, sr.ErrorMessage = e.codeOrZero(), e.msgPtr()
 		resp.Resources = append(resp.Resources, sr)
 	}

@@ -671,8 +671,16 @@ func TestAdminAlterConfigsReplacesAll(t *testing.T) {
 	}
 	req.Resources = req.Resources[:1]
 	ar = rc.roundTrip(req).(*kmsg.AlterConfigsResponse)
-	if ar.Resources[0].ErrorCode != kerr.InvalidRequest.Code || !strings.Contains(unptr(ar.Resources[0].ErrorMessage), "null") {
+	// Kafka's messages (ConfigAdminManager.preprocess), as for BROKER
+	// resources and IncrementalAlterConfigs: one path for all.
+	if ar.Resources[0].ErrorCode != kerr.InvalidRequest.Code || unptr(ar.Resources[0].ErrorMessage) != "Null value not supported for : retention.ms" {
 		t.Fatalf("null value: %+v", ar.Resources[0])
+	}
+	cfg.Value = kadm.StringPtr("1000")
+	req.Resources[0].Configs = []kmsg.AlterConfigsRequestResourceConfig{cfg, cfg}
+	ar = rc.roundTrip(req).(*kmsg.AlterConfigsResponse)
+	if ar.Resources[0].ErrorCode != kerr.InvalidRequest.Code || unptr(ar.Resources[0].ErrorMessage) != "Error due to duplicate config keys" {
+		t.Fatalf("config named twice: %+v", ar.Resources[0])
 	}
 }
 

@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"weir/broker/metadata"
@@ -253,27 +252,6 @@ func (s *Server) logAdminChange(what string, r *Request, fields ...zap.Field) {
 }
 
 // ---- alters: shared by AlterConfigs (33) and IncrementalAlterConfigs (44) ----
-
-// configResource identifies one resource of an alter request.
-type configResource struct {
-	typ  kmsg.ConfigResourceType
-	name string
-}
-
-// duplicateResources returns the resources named more than once.
-func duplicateResources(rs []configResource) map[configResource]bool {
-	seen := make(map[configResource]int, len(rs))
-	for _, r := range rs {
-		seen[r]++
-	}
-	dup := map[configResource]bool{}
-	for r, n := range seen {
-		if n > 1 {
-			dup[r] = true
-		}
-	}
-	return dup
-}
 
 // alterTopicConfigs replaces topic's overrides with what next computes
 // from the current ones, after validating the result; with validateOnly it

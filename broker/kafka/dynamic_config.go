@@ -23,7 +23,6 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"weir/broker/metadata"
@@ -104,65 +103,30 @@ func (s *Server) alterBrokerConfigs(r *Request, name string, validateOnly bool, 
 	return nil
 }
 
-// legacyBrokerConfigs is AlterConfigs' new set for a BROKER resource: the
-// request's configs, with Kafka's checks for nulls and repeated keys.
-func legacyBrokerConfigs(cs []kmsg.AlterConfigsRequestResourceConfig) (map[string]string, *kafkaError) {
-	out := make(map[string]string, len(cs))
-	var nulls []string
-	for _, c := range cs {
-		if _, twice := out[c.Name]; twice {
-			return nil, kafkaErr(kerr.InvalidRequest, "Error due to duplicate config keys")
-		}
-		if c.Value == nil {
-			nulls = append(nulls, c.Name)
-			out[strings.Clone(c.Name)] = ""
-			continue
-		}
-		out[strings.Clone(c.Name)] = strings.Clone(*c.Value)
-	}
-	if len(nulls) > 0 {
-		return nil, kafkaErr(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ", "))
-	}
-	return out, nil
-}
-
-// incrementalBrokerConfigs applies IncrementalAlterConfigs operations to a
-// BROKER resource's current overrides, as Kafka's
+// applyBrokerOps applies operations to a BROKER resource's current
+// overrides (nil: none), as Kafka's
 // ConfigAdminManager.prepareIncrementalConfigs (APPEND and SUBTRACT start
-// from the current override, else the config's default).
-func incrementalBrokerConfigs(cur map[string]string, cs []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, *kafkaError) {
-	seen := map[string]bool{}
-	var nulls []string
-	for _, c := range cs {
-		if seen[c.Name] {
-			return nil, kafkaErr(kerr.InvalidRequest, "Error due to duplicate config keys")
-		}
-		seen[c.Name] = true
-		if c.Op != kmsg.IncrementalAlterConfigOpDelete && c.Value == nil {
-			nulls = append(nulls, c.Name)
-		}
-	}
-	if len(nulls) > 0 {
-		return nil, kafkaErr(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ", "))
-	}
+// from the current override, else the config's default). checkConfigOps
+// checked them.
+func applyBrokerOps(cur map[string]string, ops []topicconfig.Op) (map[string]string, *kafkaError) {
 	if cur == nil {
 		cur = map[string]string{}
 	}
-	for _, c := range cs {
-		name := strings.Clone(c.Name)
-		switch c.Op {
-		case kmsg.IncrementalAlterConfigOpSet:
-			cur[name] = strings.Clone(*c.Value)
-		case kmsg.IncrementalAlterConfigOpDelete:
+	for _, op := range ops {
+		name := op.Name
+		switch op.Type {
+		case topicconfig.OpSet:
+			cur[name] = *op.Value
+		case topicconfig.OpDelete:
 			delete(cur, name)
-		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+		case topicconfig.OpAppend, topicconfig.OpSubtract:
 			d, ok := topicconfig.BrokerDef(name)
 			if !ok {
 				return nil, kafkaErr(kerr.InvalidConfig, "Unknown config name: %s", name)
 			}
 			if d.Type != topicconfig.TypeList {
 				verb := "append"
-				if c.Op == kmsg.IncrementalAlterConfigOpSubtract {
+				if op.Type == topicconfig.OpSubtract {
 					verb = "subtract"
 				}
 				return nil, kafkaErr(kerr.InvalidConfig, "Config value %s is not allowed for config key: %s", verb, name)
@@ -175,8 +139,8 @@ func incrementalBrokerConfigs(cur map[string]string, cs []kmsg.IncrementalAlterC
 			if old != "" {
 				items = strings.Split(old, ",")
 			}
-			change := strings.Split(*c.Value, ",")
-			if c.Op == kmsg.IncrementalAlterConfigOpAppend {
+			change := strings.Split(*op.Value, ",")
+			if op.Type == topicconfig.OpAppend {
 				for _, v := range change {
 					if !slices.Contains(items, v) {
 						items = append(items, v)
@@ -187,7 +151,7 @@ func incrementalBrokerConfigs(cur map[string]string, cs []kmsg.IncrementalAlterC
 			}
 			cur[name] = strings.Join(items, ",")
 		default:
-			return nil, kafkaErr(kerr.InvalidRequest, "Unknown operations type %d", int8(c.Op))
+			return nil, kafkaErr(kerr.InvalidRequest, "Unknown operations type %d", int8(op.Type))
 		}
 	}
 	return cur, nil
