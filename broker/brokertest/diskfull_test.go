@@ -25,32 +25,18 @@ import (
 	"weir/broker/log"
 	"weir/broker/log/vfs"
 	"weir/internal/testkit"
-	"weir/internal/weirbin"
+	"weir/internal/weircluster"
 )
 
-// newProcNode starts one `weir broker` process (a single-node cluster)
-// with its data directory at dataDir.
-func newProcNode(t *testing.T, dataDir string) (*procCluster, *procNode) {
+// newProcNode starts one `weir broker` process (a single-node cluster,
+// node 1) with its data directory at dataDir.
+func newProcNode(t *testing.T, dataDir string) *procCluster {
 	t.Helper()
-	c := &procCluster{t: t, bin: weirbin.Build(t), dir: t.TempDir()}
-	nd := &procNode{id: 1, kafkaAddr: freePort(t), ctrlAddr: freePort(t), dataDir: dataDir,
-		logPath: filepath.Join(c.dir, "broker1.log")}
-	c.nodes = []*procNode{nd}
-	c.voters = "1@" + nd.ctrlAddr
-	t.Cleanup(func() {
-		c.kill(nd)
-		if t.Failed() {
-			if b, err := os.ReadFile(nd.logPath); err == nil {
-				lines := strings.Split(string(b), "\n")
-				t.Logf("last log lines of the broker:\n%s", strings.Join(lines[max(0, len(lines)-60):], "\n"))
-			}
-		}
-	})
-	c.start(nd)
+	c := startProcCluster(t, 1, weircluster.Options{DataDirs: map[int]string{1: dataDir}})
 	if t.Failed() {
 		t.FailNow()
 	}
-	return c, nd
+	return c
 }
 
 // rawBatch is a RecordBatch v2 of one record; producer -1 for none.
@@ -111,8 +97,8 @@ func TestProcessDiskFull(t *testing.T) {
 	fs := smallfs.Mount(t, 16<<20)
 	defer func() { t.Logf("test body took %v", time.Since(t0)) }()
 	dataDir := filepath.Join(fs.Dir, "data")
-	c, nd := newProcNode(t, dataDir)
-	seeds := c.seeds()
+	c := newProcNode(t, dataDir)
+	seeds := c.Seeds()
 	adm, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
 	if err != nil {
 		t.Fatal(err)
@@ -265,16 +251,16 @@ func TestProcessDiskFull(t *testing.T) {
 	})
 
 	t.Logf("space freed, writes resumed: %v", time.Since(began))
-	c.kill(nd)
+	c.Kill(1)
 	checkSegments(t, dataDir, "after kill -9")
-	logBefore, _ := os.ReadFile(nd.logPath)
-	c.start(nd)
+	logBefore, _ := os.ReadFile(c.LogPath(1))
+	c.Start(1)
 	if t.Failed() {
 		t.FailNow()
 	}
 	checkSegments(t, dataDir, "after the restart")
 	// The restarted broker reports no corrupt data.
-	logAll, _ := os.ReadFile(nd.logPath)
+	logAll, _ := os.ReadFile(c.LogPath(1))
 	sc := bufio.NewScanner(strings.NewReader(string(logAll[len(logBefore):])))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	recovered := 0

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -31,13 +30,12 @@ func TestProcessGrowDrainDecommission(t *testing.T) {
 		parts = 6
 	)
 	c := newProcCluster(t, 3)
-	nd4 := &procNode{id: 4, kafkaAddr: freePort(t), ctrlAddr: freePort(t), dataDir: filepath.Join(c.dir, "data4"), logPath: filepath.Join(c.dir, "broker4.log")}
-	c.nodes = append(c.nodes, nd4)
+	id4 := c.AddNode()
 	tryWeir := func(args ...string) (string, error) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, c.bin, append(args, "--brokers", c.node(2).kafkaAddr+","+c.node(3).kafkaAddr)...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, c.Bin(), append(args, "--brokers", c.Addr(2)+","+c.Addr(3))...).CombinedOutput()
 		t.Logf("weir %s:\n%s", strings.Join(args, " "), out)
 		if err != nil {
 			return string(out), fmt.Errorf("weir %v: %v\n%s", args, err, out)
@@ -53,7 +51,7 @@ func TestProcessGrowDrainDecommission(t *testing.T) {
 		return out
 	}
 	c.createTopic(topic, parts, nil, map[string]string{"min.insync.replicas": "2"})
-	ld := startSeqLoad(t, c.seeds(), topic, parts, 100, 5*time.Millisecond)
+	ld := startSeqLoad(t, c.Seeds(), topic, parts, 100, 5*time.Millisecond)
 
 	// Offline watch: the longest time any partition had no live leader.
 	var (
@@ -99,7 +97,7 @@ func TestProcessGrowDrainDecommission(t *testing.T) {
 	time.Sleep(time.Second)
 
 	// Broker 4 joins; replicas move onto it, throttled.
-	c.start(nd4)
+	c.Start(id4)
 	testkit.CheckFor(t, 30*time.Second, func() error {
 		md, err := c.metadata(topic)
 		if err != nil {
@@ -149,7 +147,7 @@ func TestProcessGrowDrainDecommission(t *testing.T) {
 	}
 
 	// Replace controller voter 1 by 4, then decommission broker 1.
-	out = weir("cluster", "add-voter", "--node-id", "4", "--controller-addr", nd4.ctrlAddr)
+	out = weir("cluster", "add-voter", "--node-id", "4", "--controller-addr", c.ControllerAddr(id4))
 	if !strings.Contains(out, "voters [1,2,3,4]") {
 		t.Fatalf("add-voter:\n%s", out)
 	}
@@ -157,11 +155,11 @@ func TestProcessGrowDrainDecommission(t *testing.T) {
 	if !strings.Contains(out, "voters [2,3,4]") {
 		t.Fatalf("remove-voter:\n%s", out)
 	}
-	c.kill(c.node(1))
+	c.Kill(1)
 	testkit.CheckFor(t, 60*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		b, err := exec.CommandContext(ctx, c.bin, "cluster", "decommission", "--node-id", "1", "--force", "--brokers", c.node(2).kafkaAddr).CombinedOutput()
+		b, err := exec.CommandContext(ctx, c.Bin(), "cluster", "decommission", "--node-id", "1", "--force", "--brokers", c.Addr(2)).CombinedOutput()
 		if err != nil || !strings.Contains(string(b), "broker 1 decommissioned") {
 			return fmt.Errorf("decommission: %v\n%s", err, b)
 		}
@@ -172,7 +170,7 @@ func TestProcessGrowDrainDecommission(t *testing.T) {
 	close(stopWatch)
 	<-watchDone
 
-	total := ld.check(t, readAllPartitions(t, c.seeds()[1:], topic, parts))
+	total := ld.check(t, readAllPartitions(t, c.Seeds()[1:], topic, parts))
 	failed, firstErrs := ld.failures()
 	offMu.Lock()
 	defer offMu.Unlock()

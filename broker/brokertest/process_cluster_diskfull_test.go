@@ -10,6 +10,7 @@ import (
 
 	"weir/broker/brokertest/smallfs"
 	"weir/internal/testkit"
+	"weir/internal/weircluster"
 )
 
 // The disk-full test on three `weir broker` processes: broker 1 runs with
@@ -49,15 +50,15 @@ func TestProcessClusterDiskFull(t *testing.T) {
 
 	// SIGKILL while full, space freed, restart: recovery, then back in
 	// every ISR.
-	c.kill(c.node(1))
+	c.Kill(1)
 	checkSegments(t, fs.Dir, "broker 1 killed while full")
 	fs.Free()
-	c.start(c.node(1))
+	c.Start(1)
 	testkit.CheckFor(t, 60*time.Second, func() error { return c.fullISR(topic, parts) })
 	ld.waitMore(300, 60*time.Second)
 	acked := ld.finish()
 
-	c.kill(c.node(1))
+	c.Kill(1)
 	checkSegments(t, fs.Dir, "broker 1 killed after catching up")
 	checkReadBackOnce(t, c, topic, ld, acked)
 }
@@ -75,7 +76,7 @@ func startDiskFullCluster(t *testing.T, topic string, parts int, assign [][]int3
 	for _, d := range append(otherDirs, fs.Dir) {
 		dirs = append(dirs, "--log-dir", d)
 	}
-	c := newProcClusterArgs(t, 3, map[int32][]string{1: dirs})
+	c := startProcCluster(t, 3, weircluster.Options{NodeArgs: map[int][]string{1: dirs}})
 	c.createTopic(topic, parts, assign, map[string]string{"min.insync.replicas": "2", "segment.bytes": "1048576"})
 	testkit.CheckFor(t, 30*time.Second, func() error { return c.fullISR(topic, parts) })
 	return c, fs
@@ -86,7 +87,7 @@ func startDiskFullCluster(t *testing.T, topic string, parts int, assign [][]int3
 func startDiskFullLoad(t *testing.T, c *procCluster, fs *smallfs.FS, topic string, parts int) *loader {
 	t.Helper()
 	fs.Fill(3 << 20)
-	cl, err := kgo.NewClient(append(loaderOpts(), kgo.SeedBrokers(c.seeds()...), kgo.MetadataMinAge(100*time.Millisecond))...)
+	cl, err := kgo.NewClient(append(loaderOpts(), kgo.SeedBrokers(c.Seeds()...), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,15 +101,15 @@ func startDiskFullLoad(t *testing.T, c *procCluster, fs *smallfs.FS, topic strin
 // times by any broker.
 func checkReadBackOnce(t *testing.T, c *procCluster, topic string, ld *loader, acked [][]int) {
 	t.Helper()
-	content := readAllPartitions(t, c.seeds(), topic, len(acked))
+	content := readAllPartitions(t, c.Seeds(), topic, len(acked))
 	total := 0
 	for p := range acked {
 		checkPartition(t, p, content[p], acked[p])
 		total += len(acked[p])
 	}
 	counts := map[string]int{}
-	for _, nd := range c.nodes {
-		warnCounts(t, nd.logPath, counts)
+	for _, id := range c.IDs() {
+		warnCounts(t, c.LogPath(id), counts)
 	}
 	t.Logf("%d records acknowledged, %d produce errors, all read back once; warnings and errors: %v", total, ld.errs, counts)
 	for msg, n := range counts {

@@ -36,7 +36,7 @@ func TestProcessOneOfTwoLogDirsFull(t *testing.T) {
 	)
 	other := filepath.Join(t.TempDir(), "logs")
 	c, fs := startDiskFullCluster(t, topic, parts, [][]int32{{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}}, other)
-	adm, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
+	adm, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,10 @@ package brokertest
 import (
 	"bufio"
 	"context"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -23,37 +20,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"weir/broker/tlsconf/tlstest"
 	"weir/internal/testkit"
 	"weir/internal/weirbin"
+	"weir/internal/weircluster"
 )
 
-// procCluster is three `weir broker` processes on loopback with fixed
-// ports, so a killed broker restarts where it was.
+// procCluster is a cluster of `weir broker` processes
+// (internal/weircluster) with the checks the process tests share.
 type procCluster struct {
-	t      *testing.T
-	bin    string
-	dir    string
-	voters string
-	nodes  []*procNode
-	// ca, with TLS: the brokers talk to each other over TLS only (see
-	// newProcClusterTLS).
-	ca *tlstest.CA
-}
-
-type procNode struct {
-	id        int32
-	kafkaAddr string
-	ctrlAddr  string
-	intAddr   string // INTERNAL (SSL) listener, with TLS
-	keyStore  string // with TLS
-	dataDir   string
-	logPath   string
-	args      []string // extra arguments of this node
-
-	mu      sync.Mutex
-	proc    *testkit.Proc // nil when not running
-	started int
+	*weircluster.Cluster
+	t *testing.T
 }
 
 func TestMain(m *testing.M) {
@@ -66,151 +42,34 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freePort returns a loopback address with a port free right now.
-func freePort(t *testing.T) string {
+// newProcCluster starts n `weir broker` processes.
+func newProcCluster(t *testing.T, n int) *procCluster {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func newProcCluster(t *testing.T, n int, extra ...string) *procCluster {
-	t.Helper()
-	return newProcClusterArgs(t, n, nil, extra...)
-}
-
-// newProcClusterArgs is newProcCluster with more arguments for some
-// nodes (by node id), given at every start.
-func newProcClusterArgs(t *testing.T, n int, nodeArgs map[int32][]string, extra ...string) *procCluster {
-	t.Helper()
-	return startProcCluster(t, n, false, nodeArgs, extra...)
+	return startProcCluster(t, n, weircluster.Options{})
 }
 
 // newProcClusterTLS is newProcCluster whose brokers replicate and run
-// the controller quorum over TLS only, as TLS() does in process: each
-// has a CLIENT (PLAINTEXT, the seeds), an INTERNAL (SSL,
-// inter.broker.listener.name) and a CONTROLLER (SSL,
-// controller.listener.names) listener, ssl.client.auth=required, PEM
-// files from a test CA.
-func newProcClusterTLS(t *testing.T, n int, extra ...string) *procCluster {
+// the controller quorum over TLS only, as TLS() does in process
+// (weircluster.Options.TLS).
+func newProcClusterTLS(t *testing.T, n int) *procCluster {
 	t.Helper()
-	return startProcCluster(t, n, true, nil, extra...)
+	return startProcCluster(t, n, weircluster.Options{TLS: true})
 }
 
-func startProcCluster(t *testing.T, n int, secure bool, nodeArgs map[int32][]string, extra ...string) *procCluster {
+func startProcCluster(t *testing.T, n int, o weircluster.Options) *procCluster {
 	t.Helper()
-	c := &procCluster{t: t, bin: weirbin.Build(t), dir: t.TempDir()}
-	var tlsDir string
-	if secure {
-		c.ca = tlstest.NewCA(t, "brokertest process CA")
-		tlsDir = tlstest.Dir(t)
-		tlstest.Write(t, tlsDir, "ca.pem", c.ca.PEM)
-	}
-	var vs []string
-	for i := 0; i < n; i++ {
-		nd := &procNode{id: int32(i + 1), kafkaAddr: freePort(t), ctrlAddr: freePort(t), args: nodeArgs[int32(i+1)]}
-		if secure {
-			nd.intAddr = freePort(t)
-			leaf := c.ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "broker" + strconv.Itoa(i+1)}})
-			nd.keyStore = tlstest.Write(t, tlsDir, "broker"+strconv.Itoa(i+1)+".pem", leaf.KeyStore())
-		}
-		nd.dataDir = filepath.Join(c.dir, "data"+strconv.Itoa(i+1))
-		nd.logPath = filepath.Join(c.dir, "broker"+strconv.Itoa(i+1)+".log")
-		c.nodes = append(c.nodes, nd)
-		vs = append(vs, fmt.Sprintf("%d@%s", nd.id, nd.ctrlAddr))
-	}
-	c.voters = strings.Join(vs, ",")
-	t.Cleanup(func() {
-		for _, nd := range c.nodes {
-			c.kill(nd)
-		}
-		if t.Failed() {
-			for _, nd := range c.nodes {
-				if b, err := os.ReadFile(nd.logPath); err == nil {
-					lines := strings.Split(string(b), "\n")
-					t.Logf("last log lines of broker %d:\n%s", nd.id, strings.Join(lines[max(0, len(lines)-40):], "\n"))
-				}
-			}
-		}
-	})
-	var wg sync.WaitGroup
-	for _, nd := range c.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.start(nd, extra...)
-		}()
-	}
-	wg.Wait()
-	return c
+	return &procCluster{Cluster: weircluster.StartWith(t, weirbin.Build(t), n, o), t: t}
 }
-
-// start runs the node's process and waits for "broker started".
-func (c *procCluster) start(nd *procNode, extra ...string) {
-	args := []string{"broker", "--node-id", strconv.Itoa(int(nd.id)), "--data-dir", nd.dataDir,
-		"--kafka-addr", nd.kafkaAddr, "--controller-addr", nd.ctrlAddr, "--controller-voters", c.voters,
-		"--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-format", "json"}
-	if c.ca != nil {
-		args = []string{"broker", "--node-id", strconv.Itoa(int(nd.id)), "--data-dir", nd.dataDir, "--controller-voters", c.voters,
-			"--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-format", "json",
-			"--config", "listeners=CLIENT://" + nd.kafkaAddr + ",INTERNAL://" + nd.intAddr + ",CONTROLLER://" + nd.ctrlAddr,
-			"--config", "listener.security.protocol.map=CLIENT:PLAINTEXT,INTERNAL:SSL,CONTROLLER:SSL",
-			"--config", "inter.broker.listener.name=INTERNAL", "--config", "controller.listener.names=CONTROLLER",
-			"--config", "ssl.keystore.location=" + nd.keyStore,
-			"--config", "ssl.truststore.location=" + filepath.Join(filepath.Dir(nd.keyStore), "ca.pem"),
-			"--config", "ssl.client.auth=required"}
-	}
-	args = append(append(args, nd.args...), extra...)
-	proc, err := testkit.StartProc(c.bin, args, nd.logPath, "broker started")
-	if err != nil {
-		c.t.Errorf("broker %d: %v", nd.id, err)
-		return
-	}
-	nd.mu.Lock()
-	nd.proc = proc
-	nd.started++
-	nd.mu.Unlock()
-	if err := proc.WaitReady(60 * time.Second); err != nil {
-		c.t.Errorf("broker %d: %v", nd.id, err)
-	}
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (c *procCluster) kill(nd *procNode) {
-	nd.mu.Lock()
-	proc := nd.proc
-	nd.proc = nil
-	nd.mu.Unlock()
-	if proc != nil {
-		proc.Kill()
-	}
-}
-
-func (c *procCluster) seeds() []string {
-	var out []string
-	for _, nd := range c.nodes {
-		out = append(out, nd.kafkaAddr)
-	}
-	return out
-}
-
-func (c *procCluster) node(id int32) *procNode { return c.nodes[id-1] }
 
 // metadata asks the running brokers (any one that answers) for the
 // topic's partitions.
 func (c *procCluster) metadata(topic string) (*kmsg.MetadataResponse, error) {
 	var lastErr error
-	for _, nd := range c.nodes {
-		nd.mu.Lock()
-		running := nd.proc != nil
-		nd.mu.Unlock()
-		if !running {
+	for _, id := range c.IDs() {
+		if !c.Running(id) {
 			continue
 		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(nd.kafkaAddr), kgo.RetryTimeout(time.Second))
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addr(id)), kgo.RetryTimeout(time.Second))
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +84,7 @@ func (c *procCluster) metadata(topic string) (*kmsg.MetadataResponse, error) {
 		if err == nil && len(resp.Topics) == 1 && resp.Topics[0].ErrorCode == 0 {
 			return resp, nil
 		}
-		lastErr = fmt.Errorf("broker %d: %v", nd.id, err)
+		lastErr = fmt.Errorf("broker %d: %v", id, err)
 	}
 	return nil, fmt.Errorf("no broker answered Metadata: %v", lastErr)
 }
@@ -259,7 +118,7 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 		parts = 6
 	)
 	c.createTopic(topic, parts, nil, map[string]string{"min.insync.replicas": "2"})
-	ld := startSeqLoad(t, c.seeds(), topic, parts, 200, 2*time.Millisecond)
+	ld := startSeqLoad(t, c.Seeds(), topic, parts, 200, 2*time.Millisecond)
 
 	// Consumer reading throughout: what it sees must never vanish.
 	seen := make([]map[int64]string, parts)
@@ -267,7 +126,7 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 		seen[i] = map[int64]string{}
 	}
 	var seenMu sync.Mutex
-	cons, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...), kgo.MetadataMinAge(100*time.Millisecond),
+	cons, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...), kgo.MetadataMinAge(100*time.Millisecond),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: allFromStart(parts)}))
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +160,7 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 			t.Fatalf("kill %d: partition %d has no leader", k, p)
 		}
 		killed := time.Now()
-		c.kill(c.node(victim))
+		c.Kill(int(victim))
 		// Every partition must have a live leader again within 10s.
 		testkit.CheckFor(t, 10*time.Second, func() error { return c.allPartitionsLed(topic, parts, victim) })
 		// Failover: kill to the first acknowledged record on the partition.
@@ -317,7 +176,7 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 		failovers = append(failovers, fo)
 		t.Logf("kill %d: broker %d (leader of %s-%d); all partitions led after %v, first ack on %d after %v",
 			k+1, victim, topic, p, time.Since(killed).Round(time.Millisecond), p, fo.Round(time.Millisecond))
-		c.start(c.node(victim))
+		c.Start(int(victim))
 		if t.Failed() {
 			return
 		}
@@ -330,7 +189,7 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 	cons.Close()
 
 	// Read every partition to its end.
-	final := readAllPartitions(t, c.seeds(), topic, parts)
+	final := readAllPartitions(t, c.Seeds(), topic, parts)
 	total := ld.check(t, final)
 	seenMu.Lock()
 	for p := 0; p < parts; p++ {
@@ -351,8 +210,8 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 	// The brokers' warnings stay readable: before, this run logged
 	// 7,300-8,900 "ISR change refused ... broker N is not live" lines.
 	counts := map[string]int{}
-	for _, nd := range c.nodes {
-		warnCounts(t, nd.logPath, counts)
+	for _, id := range c.IDs() {
+		warnCounts(t, c.LogPath(id), counts)
 	}
 	t.Logf("warnings and errors by message over the run: %v", counts)
 	for msg, n := range counts {
@@ -369,7 +228,7 @@ func chaosAcksAll(t *testing.T, c *procCluster, kills int) {
 func (c *procCluster) createTopic(topic string, parts int, assign [][]int32, configs map[string]string) {
 	t := c.t
 	t.Helper()
-	adm, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...))
+	adm, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...))
 	if err != nil {
 		t.Fatal(err)
 	}

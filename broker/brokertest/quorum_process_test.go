@@ -61,13 +61,12 @@ func TestProcessReplaceVoter(t *testing.T) {
 		t.Skip("process-level test")
 	}
 	c := newProcCluster(t, 3)
-	nd4 := &procNode{id: 4, kafkaAddr: freePort(t), ctrlAddr: freePort(t), dataDir: filepath.Join(c.dir, "data4"), logPath: filepath.Join(c.dir, "broker4.log")}
-	c.nodes = append(c.nodes, nd4)
+	id4 := c.AddNode()
 	weir := func(args ...string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, c.bin, append(args, "--brokers", c.node(2).kafkaAddr+","+c.node(3).kafkaAddr)...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, c.Bin(), append(args, "--brokers", c.Addr(2)+","+c.Addr(3))...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("weir %v: %v\n%s", args, err, out)
 		}
@@ -76,13 +75,13 @@ func TestProcessReplaceVoter(t *testing.T) {
 	testkit.CheckFor(t, 30*time.Second, func() error { // until all three registered
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, c.bin, "topic", "create", "replaced", "--partitions", "3", "--replication-factor", "3", "--if-not-exists", "--brokers", c.node(2).kafkaAddr).CombinedOutput()
+		out, err := exec.CommandContext(ctx, c.Bin(), "topic", "create", "replaced", "--partitions", "3", "--replication-factor", "3", "--if-not-exists", "--brokers", c.Addr(2)).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("topic create: %v\n%s", err, out)
 		}
 		return nil
 	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds()...), kgo.DefaultProduceTopic("replaced"), kgo.RecordDeliveryTimeout(30*time.Second))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...), kgo.DefaultProduceTopic("replaced"), kgo.RecordDeliveryTimeout(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,15 +100,15 @@ func TestProcessReplaceVoter(t *testing.T) {
 	}
 	produce(50)
 
-	c.start(nd4) // not in --controller-voters: an observer
+	c.Start(id4) // not in --controller-voters: an observer
 	testkit.CheckFor(t, 30*time.Second, func() error {
-		v, o, _, err := procQuorum(c.seeds())
+		v, o, _, err := procQuorum(c.Seeds())
 		if err != nil || fmt.Sprint(v, o) != "[1 2 3] [4]" {
 			return fmt.Errorf("quorum %v %v: %v", v, o, err)
 		}
 		return nil
 	})
-	out := weir("cluster", "add-voter", "--node-id", "4", "--controller-addr", nd4.ctrlAddr)
+	out := weir("cluster", "add-voter", "--node-id", "4", "--controller-addr", c.ControllerAddr(id4))
 	if !strings.Contains(out, "voters [1,2,3,4]") {
 		t.Fatalf("add-voter:\n%s", out)
 	}
@@ -118,10 +117,10 @@ func TestProcessReplaceVoter(t *testing.T) {
 	if !strings.Contains(out, "voters [2,3,4], observers [1]") {
 		t.Fatalf("remove-voter:\n%s", out)
 	}
-	c.kill(c.node(1))
+	c.Kill(1)
 	produce(50)
 	testkit.CheckFor(t, 30*time.Second, func() error {
-		v, o, _, err := procQuorum(c.seeds()[1:])
+		v, o, _, err := procQuorum(c.Seeds()[1:])
 		if err != nil || fmt.Sprint(v) != "[2 3 4]" {
 			return fmt.Errorf("quorum %v %v: %v", v, o, err)
 		}
@@ -132,7 +131,7 @@ func TestProcessReplaceVoter(t *testing.T) {
 		// Until the controller fences the killed broker it counts as running.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		b, err := exec.CommandContext(ctx, c.bin, "cluster", "decommission", "--node-id", "1", "--force", "--brokers", c.node(2).kafkaAddr).CombinedOutput()
+		b, err := exec.CommandContext(ctx, c.Bin(), "cluster", "decommission", "--node-id", "1", "--force", "--brokers", c.Addr(2)).CombinedOutput()
 		dec = string(b)
 		if err != nil {
 			return fmt.Errorf("decommission: %v\n%s", err, b)
@@ -143,7 +142,7 @@ func TestProcessReplaceVoter(t *testing.T) {
 		t.Fatalf("decommission:\n%s", dec)
 	}
 	testkit.CheckFor(t, 30*time.Second, func() error {
-		v, o, _, err := procQuorum(c.seeds()[1:])
+		v, o, _, err := procQuorum(c.Seeds()[1:])
 		if err != nil || fmt.Sprint(v, o) != "[2 3 4] []" {
 			return fmt.Errorf("quorum %v %v: %v", v, o, err)
 		}
@@ -153,17 +152,17 @@ func TestProcessReplaceVoter(t *testing.T) {
 	// Broker 4 restarts as a voter (its Raft state says so), though
 	// --controller-voters does not name it; its meta.properties is
 	// Kafka's.
-	c.kill(nd4)
-	c.start(nd4)
-	props, err := readPropsFile(filepath.Join(nd4.dataDir, "controller", controller.MetaPropertiesFile))
+	c.Kill(id4)
+	c.Start(id4)
+	props, err := readPropsFile(filepath.Join(c.DataDir(id4), "controller", controller.MetaPropertiesFile))
 	if err != nil || props["node.id"] != "4" || props["version"] != "1" || props["cluster.id"] == "" || props["directory.id"] == "" {
 		t.Fatalf("meta.properties of broker 4: %v %v", props, err)
 	}
 	produce(50)
 	// Voter 2 killed: 3 and 4 are a majority of {2,3,4}.
-	c.kill(c.node(2))
+	c.Kill(2)
 	testkit.CheckFor(t, 30*time.Second, func() error {
-		v, _, leader, err := procQuorum(c.seeds()[2:])
+		v, _, leader, err := procQuorum(c.Seeds()[2:])
 		if err != nil || fmt.Sprint(v) != "[2 3 4]" || (leader != 3 && leader != 4) {
 			return fmt.Errorf("quorum %v leader %d: %v", v, leader, err)
 		}
@@ -172,7 +171,7 @@ func TestProcessReplaceVoter(t *testing.T) {
 	produce(50)
 
 	// Every record is there once.
-	content := readAllPartitions(t, c.seeds()[2:], "replaced", 3)
+	content := readAllPartitions(t, c.Seeds()[2:], "replaced", 3)
 	seen := map[string]int{}
 	for _, pc := range content {
 		for _, v := range pc.values {
