@@ -22,7 +22,6 @@ package kafka
 //   - the metadata change not made in time_ms: REQUEST_TIMED_OUT.
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -80,40 +79,20 @@ func handleElectLeaders(s *Server, r *Request) (kmsg.Response, error) {
 		return electLeadersError(req, controllerErr("electing leaders", err)), nil
 	}
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
-	idx := map[string]int{}
-	var elected []string
-	for _, res := range results {
-		i, ok := idx[res.Topic]
-		if !ok {
-			i = len(resp.Topics)
-			idx[res.Topic] = i
+	elected := partitionResultsByTopic(results, electionCodes, electionMessages,
+		func(topic string) {
 			rt := kmsg.NewElectLeadersResponseTopic()
-			rt.Topic = res.Topic
+			rt.Topic = topic
 			resp.Topics = append(resp.Topics, rt)
-		}
-		if e.All && res.Outcome == metadata.ElectionNotNeeded {
-			continue
-		}
-		rp := kmsg.NewElectLeadersResponseTopicPartition()
-		rp.Partition = res.Partition
-		if res.Outcome != "" {
-			code := electionCodes[res.Outcome]
-			if code == nil {
-				code = kerr.UnknownServerError
+		},
+		func(ti int, res metadata.ElectionResult, code int16, msg *string) {
+			if e.All && res.Outcome == metadata.ElectionNotNeeded {
+				return
 			}
-			rp.ErrorCode = code.Code
-			msg := res.Message
-			if msg == "" {
-				msg = electionMessages[res.Outcome]
-			}
-			if msg != "" {
-				rp.ErrorMessage = &msg
-			}
-		} else {
-			elected = append(elected, fmt.Sprintf("%s-%d", res.Topic, res.Partition))
-		}
-		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rp)
-	}
+			rp := kmsg.NewElectLeadersResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = res.Partition, code, msg
+			resp.Topics[ti].Partitions = append(resp.Topics[ti].Partitions, rp)
+		})
 	if len(elected) > 0 {
 		s.logAdminChange("leaders elected", r, zap.Stringer("election_type", typ), zap.Strings("partitions", elected))
 	}

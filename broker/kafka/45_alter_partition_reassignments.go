@@ -19,7 +19,6 @@ package kafka
 // those of the listed topics and partitions (unknown ones left out).
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -70,32 +69,17 @@ func handleAlterPartitionReassignments(s *Server, r *Request) (kmsg.Response, er
 		return alterReassignmentsError(req, controllerErr("reassigning partitions", err)), nil
 	}
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
-	idx := map[string]int{}
-	var changed []string
-	for _, res := range results {
-		i, ok := idx[res.Topic]
-		if !ok {
-			i = len(resp.Topics)
-			idx[res.Topic] = i
+	changed := partitionResultsByTopic(results, reassignCodes, nil,
+		func(topic string) {
 			rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
-			rt.Topic = res.Topic
+			rt.Topic = topic
 			resp.Topics = append(resp.Topics, rt)
-		}
-		rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
-		rp.Partition = res.Partition
-		if res.Outcome != "" {
-			code := reassignCodes[res.Outcome]
-			if code == nil {
-				code = kerr.UnknownServerError
-			}
-			rp.ErrorCode = code.Code
-			msg := res.Message
-			rp.ErrorMessage = &msg
-		} else {
-			changed = append(changed, fmt.Sprintf("%s-%d", res.Topic, res.Partition))
-		}
-		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rp)
-	}
+		},
+		func(ti int, res metadata.ReassignResult, code int16, msg *string) {
+			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = res.Partition, code, msg
+			resp.Topics[ti].Partitions = append(resp.Topics[ti].Partitions, rp)
+		})
 	if len(changed) > 0 {
 		s.logAdminChange("partition reassignments altered", r, zap.Strings("partitions", changed))
 	}

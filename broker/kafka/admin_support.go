@@ -18,6 +18,7 @@ package kafka
 //     restarts only while the clock does not go back; a warning is logged).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -282,4 +283,41 @@ func (s *Server) alterTopicConfigs(r *Request, topic string, validateOnly bool, 
 	}
 	s.logAdminChange("topic configs altered", r, zap.String("topic", topic), zap.Any("configs", res.Overrides()))
 	return nil
+}
+
+// partitionResultsByTopic turns the per-partition results of a
+// controller decision (ElectLeaders, AlterPartitionReassignments) into a
+// response's topics, one per topic in the order of first appearance:
+// topic is called at each new topic, partition with each result, the
+// index of its topic, its error code (codes; UNKNOWN_SERVER_ERROR for an
+// outcome not there) and message (the result's, else messages', nil when
+// none). It returns the successful partitions ("topic-partition") for
+// the admin log.
+func partitionResultsByTopic[O ~string](results []metadata.PartitionResult[O], codes map[O]*kerr.Error, messages map[O]string,
+	topic func(string), partition func(ti int, res metadata.PartitionResult[O], code int16, msg *string)) []string {
+	var done []string
+	idx := map[string]int{}
+	for _, res := range results {
+		ti, ok := idx[res.Topic]
+		if !ok {
+			ti = len(idx)
+			idx[res.Topic] = ti
+			topic(res.Topic)
+		}
+		if res.Outcome == "" {
+			done = append(done, fmt.Sprintf("%s-%d", res.Topic, res.Partition))
+			partition(ti, res, 0, nil)
+			continue
+		}
+		code := codes[res.Outcome]
+		if code == nil {
+			code = kerr.UnknownServerError
+		}
+		var msg *string
+		if m := cmp.Or(res.Message, messages[res.Outcome]); m != "" {
+			msg = &m
+		}
+		partition(ti, res, code.Code, msg)
+	}
+	return done
 }

@@ -62,11 +62,7 @@ const (
 
 // ElectionResult is the outcome of one partition's election. Message is
 // set for the unknown topic or partition outcomes (Kafka's wording).
-type ElectionResult struct {
-	TopicPartition
-	Outcome ElectionOutcome `json:"outcome,omitempty"`
-	Message string          `json:"message,omitempty"`
-}
+type ElectionResult = PartitionResult[ElectionOutcome]
 
 // LeaderElector is the optional Store capability behind ElectLeaders:
 // it decides and applies the elections in one change and returns one
@@ -101,27 +97,11 @@ func BuildElectLeaders(im *Image, req ElectLeaders) ([]Record, []ElectionResult)
 			}
 		}
 	}
-	var recs []Record
-	results := make([]ElectionResult, 0, len(parts))
-	cur := im
-	for _, tp := range parts {
-		res := ElectionResult{TopicPartition: tp}
-		r, outcome, msg := electOne(cur, req.Type, tp)
-		res.Outcome, res.Message = outcome, msg
-		if r != nil {
-			next, err := cur.Apply(*r)
-			if err != nil {
-				// Cannot happen for a record built against cur; refuse it
-				// rather than write something inconsistent.
-				res.Outcome, res.Message = EligibleLeadersNotAvailable, err.Error()
-			} else {
-				cur = next
-				recs = append(recs, *r)
-			}
-		}
-		results = append(results, res)
-	}
-	return recs, results
+	return decideEach(im, parts, func(tp TopicPartition) TopicPartition { return tp },
+		func(cur *Image, tp TopicPartition) (*Record, ElectionOutcome, string) {
+			return electOne(cur, req.Type, tp)
+		},
+		EligibleLeadersNotAvailable)
 }
 
 // electOne decides one partition's election against im.

@@ -373,15 +373,7 @@ var (
 // ElectLeaders runs leader elections; see LeaderElector. On one node
 // every replica is this broker, so elections are rarely needed.
 func (s *FileStore) ElectLeaders(ctx context.Context, req ElectLeaders) ([]ElectionResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	recs, results := BuildElectLeaders(s.img.Load(), req)
-	for _, r := range recs {
-		if _, err := s.proposeLocked(ctx, r); err != nil {
-			return nil, err
-		}
-	}
-	return results, nil
+	return proposeDecided(ctx, s, func(im *Image) ([]Record, []ElectionResult) { return BuildElectLeaders(im, req) })
 }
 
 var _ LeaderElector = (*FileStore)(nil)
@@ -390,9 +382,18 @@ var _ LeaderElector = (*FileStore)(nil)
 // Reassigner. Unclean election (cancelling a reassignment whose ISR is
 // all adding replicas) is not allowed on one node.
 func (s *FileStore) AlterPartitionReassignments(ctx context.Context, reqs []Reassignment) ([]ReassignResult, error) {
+	return proposeDecided(ctx, s, func(im *Image) ([]Record, []ReassignResult) { return BuildReassignments(im, reqs, nil) })
+}
+
+var _ Reassigner = (*FileStore)(nil)
+
+// proposeDecided decides a per-partition request against the image
+// (decide: BuildElectLeaders, BuildReassignments) and writes its records,
+// under the store's lock, and returns the results.
+func proposeDecided[R any](ctx context.Context, s *FileStore, decide func(*Image) ([]Record, []R)) ([]R, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	recs, results := BuildReassignments(s.img.Load(), reqs, nil)
+	recs, results := decide(s.img.Load())
 	for _, r := range recs {
 		if _, err := s.proposeLocked(ctx, r); err != nil {
 			return nil, err
@@ -400,5 +401,3 @@ func (s *FileStore) AlterPartitionReassignments(ctx context.Context, reqs []Reas
 	}
 	return results, nil
 }
-
-var _ Reassigner = (*FileStore)(nil)

@@ -61,11 +61,7 @@ const (
 
 // ReassignResult is the outcome of one partition's reassignment request,
 // with Kafka's message for a refusal.
-type ReassignResult struct {
-	TopicPartition
-	Outcome ReassignOutcome `json:"outcome,omitempty"`
-	Message string          `json:"message,omitempty"`
-}
+type ReassignResult = PartitionResult[ReassignOutcome]
 
 // Reassigner is the optional Store capability behind
 // AlterPartitionReassignments: it decides and applies the changes of every
@@ -97,25 +93,11 @@ func (p Partition) OriginalReplicas() []int32 {
 // the accepted ones and one result per request. unclean says whether a
 // topic allows unclean leader election (nil: none does).
 func BuildReassignments(im *Image, reqs []Reassignment, unclean func(*Topic) bool) ([]Record, []ReassignResult) {
-	var recs []Record
-	results := make([]ReassignResult, 0, len(reqs))
-	cur := im
-	for _, rq := range reqs {
-		res := ReassignResult{TopicPartition: rq.TopicPartition}
-		r, outcome, msg := reassignOne(cur, rq, unclean)
-		res.Outcome, res.Message = outcome, msg
-		if r != nil {
-			next, err := cur.Apply(*r)
-			if err != nil {
-				res.Outcome, res.Message = ReassignInvalidAssignment, err.Error()
-			} else {
-				cur = next
-				recs = append(recs, *r)
-			}
-		}
-		results = append(results, res)
-	}
-	return recs, results
+	return decideEach(im, reqs, func(rq Reassignment) TopicPartition { return rq.TopicPartition },
+		func(cur *Image, rq Reassignment) (*Record, ReassignOutcome, string) {
+			return reassignOne(cur, rq, unclean)
+		},
+		ReassignInvalidAssignment)
 }
 
 // reassignOne decides one request against im: the record (nil when
