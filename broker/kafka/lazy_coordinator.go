@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"go.uber.org/zap"
+
+	"weir/broker/replica"
 )
 
 // lazyCoordinator is one server's coordinator of type C, configured by a
@@ -88,4 +90,34 @@ func (l *lazyCoordinator[Cfg, C]) running() (C, bool) {
 		return zero, false
 	}
 	return l.coord, true
+}
+
+// follow loads or unloads partition rp of the coordinator's topic to
+// match this broker's role for it now (decided under loadMu, so the
+// order of the leadership hooks' goroutines does not matter): unload
+// when this broker does not lead it; else nothing when loaded says it is
+// served in this leader epoch already, or load; epochs records the epoch
+// it was loaded in (loaded may read it). A failed load is logged as
+// failed.
+func (l *lazyCoordinator[Cfg, C]) follow(s *Server, rp *replica.Partition, failed string,
+	loaded func(p, epoch int32) bool, load func(p, epoch int32) error, unload func(p int32)) {
+	l.loadMu.Lock()
+	defer l.loadMu.Unlock()
+	if l.epochs == nil {
+		l.epochs = map[int32]int32{}
+	}
+	p := rp.Index
+	role, _, epoch := rp.State()
+	if role != replica.RoleLeader {
+		unload(p)
+		delete(l.epochs, p)
+		return
+	}
+	if !loaded(p, epoch) {
+		if err := load(p, epoch); err != nil {
+			s.log.Warn(failed, zap.Int32("partition", p), zap.Error(err))
+			return
+		}
+	}
+	l.epochs[p] = epoch
 }

@@ -147,37 +147,27 @@ func (s *Server) onReplicaAppend(rp *replica.Partition, records []byte, info log
 func (s *Server) followGroupLeadership(rp *replica.Partition) {
 	// The hooks run inside the partition table's sync: wait until it has
 	// published the table holding this partition (Replay looks it up).
-	s.parts.mu.Lock()
-	//lint:ignore SA2001 a barrier: taking the lock waits for the table's publication
-	s.parts.mu.Unlock()
+	s.waitPartsPublished()
 	l := &s.groupCoord
 	coord, ok := l.running()
 	if !ok {
 		return // loaded (only what it leads) when the coordinator starts
 	}
-	l.loadMu.Lock()
-	defer l.loadMu.Unlock()
-	if l.epochs == nil {
-		l.epochs = map[int32]int32{}
-	}
-	p := rp.Index
-	role, _, epoch := rp.State()
-	if role != replica.RoleLeader {
-		coord.Unload(p)
-		delete(l.epochs, p)
-		return
-	}
-	// Loaded in this leader epoch already (by this or the coordinator's
-	// start): a reload would drop the live groups' members.
-	if loadedAt, ok := l.epochs[p]; coord.Serving(p) && (!ok || loadedAt == epoch) {
-		l.epochs[p] = epoch
-		return
-	}
-	if err := coord.Load(p); err != nil {
-		s.log.Warn("loading groups of a led offsets partition failed", zap.Int32("partition", p), zap.Error(err))
-		return
-	}
-	l.epochs[p] = epoch
+	l.follow(s, rp, "loading groups of a led offsets partition failed",
+		// Loaded in this leader epoch already (by this or the
+		// coordinator's start): a reload would drop the live groups'
+		// members.
+		func(p, epoch int32) bool { at, ok := l.epochs[p]; return coord.Serving(p) && (!ok || at == epoch) },
+		func(p, _ int32) error { return coord.Load(p) }, coord.Unload)
+}
+
+// waitPartsPublished waits until the partition table being synced is
+// published: the leadership hooks run inside the sync, and the
+// coordinators' Replay looks the partition up in the table.
+func (s *Server) waitPartsPublished() {
+	s.parts.mu.Lock()
+	//lint:ignore SA2001 a barrier: taking the lock waits for the table's publication
+	s.parts.mu.Unlock()
 }
 
 // Leads reports whether this broker leads the partition now (it has

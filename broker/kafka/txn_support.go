@@ -331,11 +331,8 @@ func (s *Server) interBrokerRequest(ctx context.Context, id int32, req kmsg.Requ
 func (s *Server) followTxnLeadership(rp *replica.Partition) {
 	// Wait until the partition table holding it is published (Replay
 	// looks it up).
-	s.parts.mu.Lock()
-	//lint:ignore SA2001 a barrier: taking the lock waits for the table's publication
-	s.parts.mu.Unlock()
-	l := &s.txnCoord
-	coord, ok := l.running()
+	s.waitPartsPublished()
+	coord, ok := s.txnCoord.running()
 	if !ok {
 		role, _, _ := rp.State()
 		if role != replica.RoleLeader {
@@ -356,27 +353,9 @@ func (s *Server) followTxnLeadership(rp *replica.Partition) {
 		// this one included (its role is decided already).
 		return
 	}
-	l.loadMu.Lock()
-	defer l.loadMu.Unlock()
-	if l.epochs == nil {
-		l.epochs = map[int32]int32{}
-	}
-	p := rp.Index
-	role, _, epoch := rp.State()
-	if role != replica.RoleLeader {
-		coord.Unload(p)
-		delete(l.epochs, p)
-		return
-	}
-	if loaded, ok := coord.Serving(p); ok && loaded == epoch {
-		l.epochs[p] = epoch
-		return
-	}
-	if err := coord.Load(p, epoch); err != nil {
-		s.log.Warn("loading the transactions of a led state partition failed", zap.Int32("partition", p), zap.Error(err))
-		return
-	}
-	l.epochs[p] = epoch
+	s.txnCoord.follow(s, rp, "loading the transactions of a led state partition failed",
+		func(p, epoch int32) bool { loaded, ok := coord.Serving(p); return ok && loaded == epoch },
+		coord.Load, coord.Unload)
 }
 
 // txnCoordinator returns the broker coordinating a transactional id: the
