@@ -22,6 +22,7 @@ import (
 	"weir/connectors"
 	"weir/internal/deadletter"
 	"weir/internal/kafkaclient"
+	"weir/internal/srclient"
 	"weir/pipelines/codec"
 	"weir/pipelines/observe"
 	"weir/schemas"
@@ -160,7 +161,7 @@ func NewRunner(opts RunOptions) (*Runner, error) {
 			cl.Close()
 			return nil, err
 		}
-		r.dec.Serde = schemas.NewSerde(codec.NewRegistrySource(r.srcl))
+		r.dec.Serde = schemas.NewSerde(srclient.Source(r.srcl))
 	}
 	r.baseCtx, r.stopAll = context.WithCancel(context.Background())
 	if opts.Worker != nil {

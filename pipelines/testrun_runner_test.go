@@ -18,6 +18,7 @@ import (
 	"weir/connectors"
 	"weir/internal/deadletter"
 	"weir/internal/kafkaclient"
+	"weir/internal/srclient"
 	"weir/pipelines"
 	"weir/pipelines/codec"
 	"weir/pipelines/expr"
@@ -140,7 +141,7 @@ func TestTestBlocksAgreeWithRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := &codec.Decoder{Serde: schemas.NewSerde(codec.NewRegistrySource(rcl))}
+	dec := &codec.Decoder{Serde: schemas.NewSerde(srclient.Source(rcl))}
 	decode := func(v []byte) *expr.Object {
 		o, err := dec.Decode(ctx, v, &expr.Object{})
 		if err != nil {

@@ -12,8 +12,8 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/internal/deadletter"
+	"weir/internal/srclient"
 	"weir/schemas"
-	"weir/schemas/registry"
 )
 
 // TestAvroThroughRegistryAndDeadLetters runs an app against a real broker
@@ -39,7 +39,7 @@ func TestAvroThroughRegistryAndDeadLetters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serde := schemas.NewSerde(registry.ClientSource(rc))
+	serde := schemas.NewSerde(srclient.Source(rc))
 	b.CreateTopic("logs", 2, nil)
 	b.CreateTopic("slow", 1, nil) // not auto-created: see TestCountExactAcrossKillAndScaleOut
 

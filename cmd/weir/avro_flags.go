@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"weir/internal/srclient"
 	"weir/schemas"
-	"weir/schemas/registry"
 )
 
 // avroFlags are the Avro options of weir produce and weir consume.
@@ -99,7 +99,7 @@ func (f *avroFlags) valueDecoder() (func(ctx context.Context, value []byte) ([]b
 	if err != nil {
 		return nil, err
 	}
-	serde := schemas.NewSerde(registry.ClientSource(cl))
+	serde := schemas.NewSerde(srclient.Source(cl))
 	if f.valueSchema != "" {
 		text, err := readSchemaFile(f.valueSchema)
 		if err != nil {

@@ -19,8 +19,8 @@ import (
 
 	"weir/connectors"
 	"weir/internal/kafkaclient"
+	"weir/internal/srclient"
 	"weir/schemas"
-	"weir/schemas/registry"
 )
 
 // ErrRefused is wrapped by Flush errors when the server refuses bulk
@@ -108,7 +108,7 @@ func NewIndexer(cfg Config, deadLetter func(*kgo.Record, error), m *connectors.M
 		if err != nil {
 			return nil, fmt.Errorf("%w: schema_registry_url: %w", connectors.ErrConfig, err)
 		}
-		serde = schemas.NewSerde(registry.ClientSource(cl))
+		serde = schemas.NewSerde(srclient.Source(cl))
 	}
 	b, err := newBuilder(&cfg, serde)
 	if err != nil {

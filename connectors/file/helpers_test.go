@@ -15,8 +15,8 @@ import (
 	"weir/broker/brokertest/testbroker"
 	"weir/connectors"
 	"weir/internal/kafkaclient"
+	"weir/internal/srclient"
 	"weir/schemas"
-	"weir/schemas/registry"
 )
 
 type env struct {
@@ -41,7 +41,7 @@ func newEnv(t *testing.T) *env {
 	if testing.Verbose() {
 		lg, _ = zap.NewDevelopment()
 	}
-	return &env{t: t, b: b, reg: reg, dir: t.TempDir(), ms: ms, serd: schemas.NewSerde(registry.ClientSource(cl)),
+	return &env{t: t, b: b, reg: reg, dir: t.TempDir(), ms: ms, serd: schemas.NewSerde(srclient.Source(cl)),
 		rt: &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}}, Metrics: ms, Logger: lg}}
 }
 
@@ -141,7 +141,7 @@ func appendLines(t *testing.T, path, prefix string, from, to int) {
 
 func (e *env) path(name string) string { return filepath.Join(e.dir, name) }
 
-func newSerde(cl *sr.Client) *schemas.Serde { return schemas.NewSerde(registry.ClientSource(cl)) }
+func newSerde(cl *sr.Client) *schemas.Serde { return schemas.NewSerde(srclient.Source(cl)) }
 
 func fmtAny(v any) string { return fmt.Sprintf("%v", v) }
 

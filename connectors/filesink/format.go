@@ -15,11 +15,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sr"
 
 	"weir/connectors"
 	"weir/internal/jsonw"
 	"weir/internal/kafkaclient"
+	"weir/internal/srclient"
 	"weir/schemas"
 )
 
@@ -51,23 +51,9 @@ func NewWriter(format, registryURL string, registryConfig map[string]string) (*W
 		if err != nil {
 			return nil, err
 		}
-		w.serde = schemas.NewSerde(srSource{cl})
+		w.serde = schemas.NewSerde(srclient.Source(cl))
 	}
 	return w, nil
-}
-
-type srSource struct{ cl *sr.Client }
-
-func (s srSource) SchemaByID(ctx context.Context, id int32) (string, error) {
-	sc, err := s.cl.SchemaByID(ctx, int(id))
-	if err != nil {
-		var re *sr.ResponseError
-		if errors.As(err, &re) && re.StatusCode == 404 {
-			return "", fmt.Errorf("%w: %d: %v", schemas.ErrUnknownSchema, id, err)
-		}
-		return "", err
-	}
-	return sc.Schema, nil
 }
 
 // Buffered returns the formatted lines not yet taken.

@@ -20,8 +20,8 @@ import (
 	"weir/connectors/mysql/mysqltest"
 	"weir/internal/deadletter"
 	"weir/internal/kafkaclient"
+	"weir/internal/srclient"
 	"weir/schemas"
-	"weir/schemas/registry"
 )
 
 // gatedSource holds Poll once the source is deep inside a large
@@ -81,7 +81,7 @@ func TestFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, db: pair.Primary, name: pair.Primary.NewDatabase(t), b: b, reg: reg, serde: schemas.NewSerde(registry.ClientSource(cl))}
+	e := &env{t: t, db: pair.Primary, name: pair.Primary.NewDatabase(t), b: b, reg: reg, serde: schemas.NewSerde(srclient.Source(cl))}
 	const rows, bigRows = 20000, 20000
 	e.exec(`CREATE TABLE t (id INT PRIMARY KEY, a INT NOT NULL, b VARCHAR(40), c DECIMAL(10,2), d DATETIME,
 		e BIGINT, f VARCHAR(20), pad VARCHAR(2000) NOT NULL DEFAULT '')`,

@@ -21,10 +21,10 @@ import (
 	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
 	"weir/internal/kafkaclient"
+	"weir/internal/srclient"
 	"weir/internal/txntest"
 	"weir/internal/weirbin"
 	"weir/schemas"
-	"weir/schemas/registry"
 )
 
 func TestMain(m *testing.M) {
@@ -68,7 +68,7 @@ func newEnvOn(t testing.TB, srv *mysqltest.Server) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, db: srv, name: srv.NewDatabase(t), b: b, reg: reg, serde: schemas.NewSerde(registry.ClientSource(cl))}
+	return &env{t: t, db: srv, name: srv.NewDatabase(t), b: b, reg: reg, serde: schemas.NewSerde(srclient.Source(cl))}
 }
 
 func (e *env) exec(stmts ...string) { e.t.Helper(); e.db.Exec(e.t, e.name, stmts...) }

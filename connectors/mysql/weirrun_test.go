@@ -25,9 +25,9 @@ import (
 	"weir/connectors/elasticsearch/searchtest"
 	"weir/connectors/mysql/mysqltest"
 	"weir/internal/deadletter"
+	"weir/internal/srclient"
 	"weir/internal/weirbin"
 	"weir/schemas"
-	"weir/schemas/registry"
 )
 
 // weirRunPipeline is the pipeline of TestWeirRunFidelity, as a user
@@ -113,7 +113,7 @@ func TestWeirRunFidelity(t *testing.T) {
 		}
 		// The source is exactly_once: its topics are read read_committed.
 		e := &env{t: t, db: srv, name: srv.NewDatabase(t), kafka: kafka, committed: true, reg: "http://" + reg,
-			serde: schemas.NewSerde(registry.ClientSource(cl))}
+			serde: schemas.NewSerde(srclient.Source(cl))}
 		f := fidelitySQL("fid")
 		e.exec("SET SESSION sql_mode = ''", f.create, charsetTable,
 			f.insert(1, f.snap), f.insert(2, f.ins), f.insert(3, f.snap), f.update(3, f.upd),

@@ -22,8 +22,8 @@ import (
 	"weir/connectors/internal/gate"
 	"weir/connectors/internal/pushtest"
 	"weir/internal/kafkaclient"
+	"weir/internal/srclient"
 	"weir/schemas"
-	"weir/schemas/registry"
 )
 
 type env struct {
@@ -43,7 +43,7 @@ func newEnv(t *testing.T, topic string, partitions int32) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, b: b, reg: reg, serd: schemas.NewSerde(registry.ClientSource(cl)), gate: gate.New()}
+	return &env{t: t, b: b, reg: reg, serd: schemas.NewSerde(srclient.Source(cl)), gate: gate.New()}
 }
 
 // start runs a server for o through a connector runtime whose producer

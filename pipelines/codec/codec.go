@@ -10,8 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/twmb/franz-go/pkg/sr"
-
 	"weir/pipelines/expr"
 	"weir/schemas"
 )
@@ -26,24 +24,6 @@ var ErrUndecodable = errors.New("record value cannot be decoded")
 // Decoder reads record values into Objects; safe for concurrent use.
 type Decoder struct {
 	Serde *schemas.Serde // nil: no registry
-}
-
-// NewRegistrySource adapts a franz-go registry client to schemas.Source
-// (for the Serde of a Decoder).
-func NewRegistrySource(cl *sr.Client) schemas.Source { return registrySource{cl} }
-
-type registrySource struct{ cl *sr.Client }
-
-func (s registrySource) SchemaByID(ctx context.Context, id int32) (string, error) {
-	sc, err := s.cl.SchemaByID(ctx, int(id))
-	if err != nil {
-		var re *sr.ResponseError
-		if errors.As(err, &re) && re.StatusCode == 404 {
-			return "", fmt.Errorf("%w: %d: %v", schemas.ErrUnknownSchema, id, err)
-		}
-		return "", err
-	}
-	return sc.Schema, nil
 }
 
 // Decode reads a value: Avro by its schema id, a JSON object, or (any

@@ -3,7 +3,7 @@
 // the internal form of an aggregating stream's state.
 //
 //   - Decoder reads a value: Confluent-framed Avro by its schema id (with
-//     a schemas.Serde over the registry, NewRegistrySource), a JSON
+//     a schemas.Serde over the registry, srclient.Source), a JSON
 //     object, or any other bytes as {"message": "<value>"}; Avro values
 //     are normalized into the native domain guided by their schema.
 //   - Encoder writes an Object in a topic's format: Avro with the topic's

@@ -13,6 +13,7 @@ import (
 	"github.com/linkedin/goavro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"weir/internal/srclient"
 	"weir/schemas"
 )
 
@@ -223,7 +224,7 @@ func TestSerdeInterop(t *testing.T) {
 			*(v.(*rec)) = out.(rec)
 			return nil
 		}))
-	mine := schemas.NewSerde(ClientSource(tr.cl))
+	mine := schemas.NewSerde(srclient.Source(tr.cl))
 
 	in := rec{"id": int64(42), "name": "ann", "email": map[string]any{"string": "a@x"}}
 	b1, err := theirs.Encode(in)
