@@ -154,7 +154,7 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 	var scan scanValue
 	var bad error
 	wantScan := string(scanKey(connector))
-	err := readRange(ctx, co, adm, map[string]map[int32]int64{offsetsTopic: nil}, committed, func(r *kgo.Record) {
+	err := readRange(ctx, co, adm, map[string]map[int32]int64{offsetsTopic: nil}, false, committed, func(r *kgo.Record) {
 		if string(r.Key) == wantScan {
 			scan = scanValue{}
 			if r.Value != nil {
@@ -205,7 +205,7 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 	// Partitions not in the scan record were never written by this
 	// connector: skip them rather than reading them from the start.
 	found := map[string]map[uint64][]byte{} // source partition → seq → position
-	err = readRangeKnown(ctx, co, adm, from, committed, func(r *kgo.Record) {
+	err = readRange(ctx, co, adm, from, true, committed, func(r *kgo.Record) {
 		for _, h := range r.Headers {
 			if h.Key != SourceHeader {
 				continue
@@ -243,35 +243,6 @@ func restorePositions(ctx context.Context, co kafkaclient.Options, adm *kadm.Cli
 		}
 	}
 	return out, seen, nil
-}
-
-// readRangeKnown is readRange limited to the partitions listed in from.
-func readRangeKnown(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, committed bool, fn func(*kgo.Record)) error {
-	if len(from) == 0 {
-		return nil
-	}
-	// Partitions missing from a topic's map start at their end (math
-	// max): readRange skips partitions whose start is at or past the end.
-	topics := make([]string, 0, len(from))
-	for t := range from {
-		topics = append(topics, t)
-	}
-	ends, err := listEnds(ctx, adm, committed, topics...)
-	if err != nil {
-		return err
-	}
-	full := map[string]map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if full[o.Topic] == nil {
-			full[o.Topic] = map[int32]int64{}
-		}
-		if s, ok := from[o.Topic][o.Partition]; ok {
-			full[o.Topic][o.Partition] = s
-		} else {
-			full[o.Topic][o.Partition] = 1<<62 - 1
-		}
-	})
-	return readRange(ctx, co, adm, full, committed, fn)
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

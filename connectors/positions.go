@@ -129,7 +129,7 @@ func RecoverPositions(ctx context.Context, co kafkaclient.Options, offsetsTopic,
 		return 0, fmt.Errorf("end offsets of %v: %w", topics, err)
 	}
 	found := map[string]storedPos{}
-	if err := readRange(ctx, co, adm, from, true, func(r *kgo.Record) {
+	if err := readRange(ctx, co, adm, from, false, true, func(r *kgo.Record) {
 		for _, h := range r.Headers {
 			if h.Key != SourceHeader {
 				continue

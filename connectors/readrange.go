@@ -13,13 +13,14 @@ import (
 )
 
 // readRange reads every record of the given topics from the given start
-// offsets (nil map for a topic: every partition from its start) up to the
-// end offsets at the time of the call, calling fn in offset order per
+// offsets (nil map for a topic: every partition from its start; with
+// onlyListed, only the partitions a topic's map lists) up to the end
+// offsets at the time of the call, calling fn in offset order per
 // partition. co builds a short-lived consumer client. committed reads
 // with read_committed up to the last stable offsets: records of aborted
 // transactions are skipped, and the control records (kept by the client
 // so the range's end is reached without idle polls) are not passed to fn.
-func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, committed bool, fn func(*kgo.Record)) error {
+func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, onlyListed, committed bool, fn func(*kgo.Record)) error {
 	if len(from) == 0 {
 		return nil
 	}
@@ -41,12 +42,9 @@ func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, fr
 			}
 			return
 		}
-		start := int64(0)
-		if m := from[o.Topic]; m != nil {
-			s, ok := m[o.Partition]
-			if ok {
-				start = s
-			}
+		start, listed := from[o.Topic][o.Partition]
+		if !listed && onlyListed {
+			return
 		}
 		if start >= o.Offset {
 			return
