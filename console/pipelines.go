@@ -66,9 +66,15 @@ type PipelineComponent struct {
 // PipelineEdge is a flow from one component to another (by Name).
 type PipelineEdge struct {
 	From, To string
-	// Rate is records/s over the last interval; Errors and DeadLetters
-	// count the records that failed on this edge (a sink's write, a
-	// step's transform) since start.
+	// Rate is records/s over the last interval on this edge; Errors and
+	// DeadLetters count the failures of its records since start (and,
+	// on a component's only input edge, a source's only output edge,
+	// the component's failures tied to no topic: a sink's write, a
+	// step's transform).
 	Rate                float64
 	Errors, DeadLetters int64
+	// Shared: the figures are the component's totals, not the edge's
+	// alone (a component that does not count per topic, with several
+	// edges on that side).
+	Shared bool
 }

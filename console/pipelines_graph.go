@@ -120,6 +120,9 @@ func graphSVG(g PipelineGraph) template.HTML {
 		}
 		fmt.Fprintf(&b, `<path class="%s" d="M%d,%d C%d,%d %d,%d %d,%d" marker-end="url(#arrow)"/>`, cls, x1, y1, mx, y1, mx, y2, x2, y2)
 		label := fmtRate(e.Rate)
+		if e.Shared {
+			label += " (total)"
+		}
 		var bad []string
 		if e.Errors > 0 {
 			bad = append(bad, fmt.Sprintf("%s err", fmtInt(e.Errors)))

@@ -45,7 +45,7 @@ func (c consolePipelines) Graph(context.Context) (console.PipelineGraph, error) 
 	}
 	for _, e := range v.Edges {
 		g.Edges = append(g.Edges, console.PipelineEdge{From: e.From, To: e.To, Rate: e.RecordsPerSec,
-			Errors: int64(e.Errors), DeadLetters: int64(e.DeadLetters)})
+			Errors: int64(e.Errors), DeadLetters: int64(e.DeadLetters), Shared: e.Shared})
 	}
 	return g, nil
 }
