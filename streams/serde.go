@@ -94,7 +94,7 @@ type avroSerde struct {
 
 // Avro reads and writes Confluent-framed Avro (magic 0, schema id, Avro
 // binary) through s, whose Source is usually the schema registry
-// (registry.ClientSource). Values are in goavro's native form
+// (srclient.Source). Values are in goavro's native form
 // (map[string]any for records). Decoding resolves each record's writer
 // schema to reader when reader is non-nil, else decodes with the writer
 // schema. Encoding writes with the registered schema writerID (0 makes the
