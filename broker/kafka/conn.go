@@ -285,30 +285,30 @@ func (c *conn) dispatch(buf []byte, received time.Time) error {
 	c.rbuf = nil
 	h.clientID = string([]byte(h.clientID))
 	r.ClientID = h.clientID
-	sl := &slot{api: a, start: received, done: make(chan struct{})}
-	c.wmu.Lock()
-	c.pending++
-	c.wmu.Unlock()
-	if err := c.enqueue(sl); err != nil {
-		return err
-	}
-	c.s.inflight.Add(1)
-	go func() {
-		defer c.s.inflight.Done()
-		defer close(sl.done)
+	sl := &slot{api: a, start: received}
+	return c.startSlot(sl, func() {
 		c.run(sl, &h, r)
 		if sl.deferred != nil {
 			sl.deferred.wait()
 			sl.frame = encodeFrame(&h, sl.deferred)
 		}
-	}()
-	return nil
+	})
 }
 
 // complete queues a deferred response's slot and finishes it on its own
 // goroutine (the header is copied: its client id aliases the read buffer).
 func (c *conn) complete(sl *slot, h header) error {
 	h.clientID = ""
+	return c.startSlot(sl, func() {
+		sl.deferred.wait()
+		sl.frame = encodeFrame(&h, sl.deferred)
+	})
+}
+
+// startSlot queues sl in the connection's response order and has fill
+// make its frame on a goroutine of its own (counted in the server's
+// inflight requests); the writer waits for sl.done, closed after fill.
+func (c *conn) startSlot(sl *slot, fill func()) error {
 	sl.done = make(chan struct{})
 	c.wmu.Lock()
 	c.pending++
@@ -320,8 +320,7 @@ func (c *conn) complete(sl *slot, h header) error {
 	go func() {
 		defer c.s.inflight.Done()
 		defer close(sl.done)
-		sl.deferred.wait()
-		sl.frame = encodeFrame(&h, sl.deferred)
+		fill()
 	}()
 	return nil
 }
