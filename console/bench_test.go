@@ -78,6 +78,20 @@ func BenchmarkPages(b *testing.B) {
 		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		mem(b)
 	})
+	// One Metadata request of every topic and its rows (what the cluster
+	// page and the topics list take anew every CacheFor).
+	b.Run("metadata", func(b *testing.B) {
+		ctx := context.Background()
+		mem := memCount()
+		cpu0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			if _, err := e.c.loadMeta(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		mem(b)
+	})
 	for _, p := range []string{"", "?page=50", "topics", "topics?page=10", "topics/t0500", "topics/t0500/records", "groups", "groups/g07", "schemas", "schemas/t0001-value"} {
 		name := "cluster"
 		if p != "" && p[0] != '?' {

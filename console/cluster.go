@@ -87,11 +87,13 @@ func (c *Console) meta(ctx context.Context) (*clusterMeta, time.Time, error) {
 	return c.metaCache.get(ctx, c.cfg.CacheFor, c.loadMeta)
 }
 
-// samplerMeta is the metadata for the lag snapshot: up to three sample
-// intervals old (a topic created since gets its history from the next
-// metadata; a deleted or moved one is asked again with metadata taken
-// anew, see listOffsets).
-func (c *Console) samplerMeta(ctx context.Context) (*clusterMeta, time.Time, error) {
+// routingMeta is the metadata for the lag snapshot and for sending
+// requests to the partitions' leaders: up to three sample intervals old
+// (a topic created since gets its history from the next metadata; a
+// request a stale leader refuses is sent again with metadata taken anew,
+// see listOffsets). Only the pages that show the metadata want it as
+// fresh as CacheFor.
+func (c *Console) routingMeta(ctx context.Context) (*clusterMeta, time.Time, error) {
 	maxAge := c.cfg.CacheFor
 	if maxAge > 0 {
 		maxAge = max(maxAge, 3*c.cfg.SampleInterval)

@@ -18,7 +18,7 @@ import (
 // every topic first (and kgo's sharding of ListOffsets asks for the
 // metadata of its topics when its copy is older than 5 s); listOffsets
 // sends ListOffsets straight to the leaders named by the shared metadata
-// (Console.meta), and asks once more with metadata taken anew for the
+// (Console.routingMeta), and asks once more with metadata taken anew for the
 // partitions whose answer says it is stale.
 
 // Timestamps of ListOffsets.
@@ -33,7 +33,7 @@ func (c *Console) listOffsets(ctx context.Context, ts int64, parts map[string][]
 }
 
 // listOffsetsWith is listOffsets asking the leaders m names (nil: the
-// shared metadata).
+// shared routing metadata).
 func (c *Console) listOffsetsWith(ctx context.Context, m *clusterMeta, ts int64, parts map[string][]int32) (kadm.ListedOffsets, error) {
 	out := kadm.ListedOffsets{}
 	if len(parts) == 0 {
@@ -41,7 +41,7 @@ func (c *Console) listOffsetsWith(ctx context.Context, m *clusterMeta, ts int64,
 	}
 	if m == nil {
 		var err error
-		if m, _, err = c.meta(ctx); err != nil {
+		if m, _, err = c.routingMeta(ctx); err != nil {
 			return out, err
 		}
 	}
@@ -182,7 +182,7 @@ func (c *Console) lags(ctx context.Context, maxAge time.Duration) (*lagSnapshot,
 // from those ends. A partial snapshot comes with its error (and is not
 // kept).
 func (c *Console) loadLags(ctx context.Context) (*lagSnapshot, error) {
-	m, _, err := c.samplerMeta(ctx)
+	m, _, err := c.routingMeta(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -203,4 +203,10 @@ func (c *Console) loadLags(ctx context.Context) (*lagSnapshot, error) {
 	}
 	s.Groups, s.LagsErr = c.groupLags(ctx, s.Ends)
 	return s, errors.Join(s.EndsErr, s.LagsErr)
+}
+
+// topicMeta is a clusterMeta of the topics in md (a page's own
+// metadata), for listOffsetsWith.
+func topicMeta(md kadm.Metadata) *clusterMeta {
+	return &clusterMeta{Cluster: md.Cluster, Controller: md.Controller, Topics: md.Topics}
 }

@@ -141,11 +141,11 @@ func (c *Console) browse(ctx context.Context, d *recordsData) error {
 		parts = []int32{int32(n)}
 	}
 	all := map[string][]int32{d.Topic: d.Partitions}
-	starts, err := c.listOffsets(ctx, atStart, all)
+	starts, err := c.listOffsetsWith(ctx, topicMeta(md), atStart, all)
 	if err != nil {
 		return err
 	}
-	ends, err := c.listOffsets(ctx, atEnd, all)
+	ends, err := c.listOffsetsWith(ctx, topicMeta(md), atEnd, all)
 	if err != nil {
 		return err
 	}

@@ -154,8 +154,8 @@ func (c *Console) loadTopics(ctx context.Context, m *clusterMeta, names []string
 		wg               sync.WaitGroup
 	)
 	wg.Add(3)
-	go func() { defer wg.Done(); starts, errS = c.listOffsets(ctx, atStart, parts) }()
-	go func() { defer wg.Done(); ends, errE = c.listOffsets(ctx, atEnd, parts) }()
+	go func() { defer wg.Done(); starts, errS = c.listOffsetsWith(ctx, m, atStart, parts) }()
+	go func() { defer wg.Done(); ends, errE = c.listOffsetsWith(ctx, m, atEnd, parts) }()
 	go func() { defer wg.Done(); sizes, errD = c.adm.DescribeAllLogDirs(ctx, set) }()
 	wg.Wait()
 	if staleMeta(errors.Join(errS, errE, errD), starts, ends) {
@@ -244,8 +244,9 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request) {
 	)
 	wg.Add(4)
 	parts := partitionsOf(md.Topics, []string{topic})
-	go func() { defer wg.Done(); starts, errS = c.listOffsets(ctx, atStart, parts) }()
-	go func() { defer wg.Done(); ends, errE = c.listOffsets(ctx, atEnd, parts) }()
+	tm := topicMeta(md)
+	go func() { defer wg.Done(); starts, errS = c.listOffsetsWith(ctx, tm, atStart, parts) }()
+	go func() { defer wg.Done(); ends, errE = c.listOffsetsWith(ctx, tm, atEnd, parts) }()
 	set := kadm.TopicsSet{}
 	set.Add(topic, parts[topic]...)
 	go func() { defer wg.Done(); dirs, errD = c.adm.DescribeAllLogDirs(ctx, set) }()
