@@ -154,13 +154,8 @@ func aggregateKV[K, V, A any](g Grouped[K, V], storeName, op string, fn func(K, 
 			if t.skip(s) {
 				return
 			}
-			k := as_[K](r.key)
-			kb, err := ks.Encode(k)
-			if err != nil {
-				t.fail(fmt.Errorf("%w: store %s key: %v", ErrEncode, storeName, err))
-				return
-			}
-			if kb == nil {
+			k, kb, ok := storeKey(t, ks, storeName, r)
+			if !ok {
 				return
 			}
 			old, ok, err := s.st.Get(kb)
@@ -194,3 +189,16 @@ func aggregateKV[K, V, A any](g Grouped[K, V], storeName, op string, fn func(K, 
 
 // as_ is as, named apart from the serde parameters called as.
 func as_[T any](v any) T { return as[T](v) }
+
+// storeKey is r's key and its encoding for store; false when there is
+// nothing to aggregate: a null key (ks encodes it to nil) is dropped, and
+// a key that does not encode fails the task (ErrEncode).
+func storeKey[K any](t *task, ks Serde[K], store string, r rec) (K, []byte, bool) {
+	k := as_[K](r.key)
+	kb, err := ks.Encode(k)
+	if err != nil {
+		t.fail(fmt.Errorf("%w: store %s key: %v", ErrEncode, store, err))
+		return k, nil, false
+	}
+	return k, kb, kb != nil
+}

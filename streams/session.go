@@ -160,12 +160,8 @@ func aggregateSessions[K, V, A any](sg SessionGrouped[K, V], store, op string, i
 			if t.skip(s) {
 				return
 			}
-			k := as_[K](r.key)
-			kb, err := ks.Encode(k)
-			if err != nil || kb == nil {
-				if err != nil {
-					t.fail(err)
-				}
+			k, kb, ok := storeKey(t, ks, store, r)
+			if !ok {
 				return
 			}
 			st := t.streamTime

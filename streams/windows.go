@@ -150,12 +150,8 @@ func aggregateWindowed[K, V, A any](wg WindowedGrouped[K, V], store, op string, 
 			if t.skip(s) {
 				return
 			}
-			k := as_[K](r.key)
-			kb, err := ks.Encode(k)
-			if err != nil || kb == nil {
-				if err != nil {
-					t.fail(err)
-				}
+			k, kb, ok := storeKey(t, ks, store, r)
+			if !ok {
 				return
 			}
 			st := t.streamTime
