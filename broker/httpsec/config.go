@@ -145,28 +145,18 @@ func parseAuth(s map[string]string, name func(string) string) (*AuthConfig, erro
 	if strings.ContainsAny(a.Realm, "\"\\\r\n") {
 		return nil, fmt.Errorf("%s: %q: no quotes, backslashes or line breaks", name(AuthenticationRealm), a.Realm)
 	}
-	roles := splitList(s[AuthenticationRoles])
+	roles := tlsconf.SplitList(s[AuthenticationRoles])
 	if len(roles) > 0 && !slices.Contains(roles, "*") {
 		a.Roles = roles
 	}
-	a.Restricted = splitList(s[AuthRestrictedRoles])
-	for _, p := range splitList(s[AuthenticationSkipPaths]) {
+	a.Restricted = tlsconf.SplitList(s[AuthRestrictedRoles])
+	for _, p := range tlsconf.SplitList(s[AuthenticationSkipPaths]) {
 		if !strings.HasPrefix(p, "/") {
 			return nil, fmt.Errorf("%s: %q: a path starts with /", name(AuthenticationSkipPaths), p)
 		}
 		a.SkipPaths = append(a.SkipPaths, p)
 	}
 	return a, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // ParseAdmin reads the admin listener's settings: addr (--admin-addr:
@@ -227,7 +217,7 @@ func ParseRegistry(addr string, configs map[string]string) (*Settings, error) {
 		if strings.TrimSpace(addr) != "" {
 			return nil, fmt.Errorf("schema registry: set either --registry-addr or %s, not both", RegistryListeners)
 		}
-		if ls := splitList(l); len(ls) != 1 {
+		if ls := tlsconf.SplitList(l); len(ls) != 1 {
 			return nil, fmt.Errorf("schema registry %s: %q: weir serves one listener", RegistryListeners, l)
 		}
 		addr = l

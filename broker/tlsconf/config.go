@@ -149,7 +149,7 @@ func Parse(listener string, s, configs map[string]string) (*Config, error) {
 	if v, ok := s[SSLEnabledProtocols]; ok {
 		enabled = v
 	}
-	for _, p := range splitList(enabled) {
+	for _, p := range SplitList(enabled) {
 		var ver uint16
 		switch p {
 		case "TLSv1.2":
@@ -186,7 +186,7 @@ func Parse(listener string, s, configs map[string]string) (*Config, error) {
 		for _, cs := range tls.CipherSuites() {
 			byName[cs.Name] = cs.ID
 		}
-		for _, n := range splitList(v) {
+		for _, n := range SplitList(v) {
 			id, ok := byName[n]
 			if !ok {
 				bad := slices.ContainsFunc(tls.InsecureCipherSuites(), func(cs *tls.CipherSuite) bool { return cs.Name == n })
@@ -210,7 +210,10 @@ func Parse(listener string, s, configs map[string]string) (*Config, error) {
 	return c, nil
 }
 
-func splitList(s string) []string {
+// SplitList reads a list setting (ssl.enabled.protocols,
+// ssl.cipher.suites, the admin listener's lists): comma-separated items,
+// spaces around them trimmed, empty items dropped.
+func SplitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
