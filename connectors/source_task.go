@@ -96,9 +96,10 @@ type pending struct {
 	seq    uint64
 	pos    []byte
 	acked  bool
-	offset int64      // destination offset once acked (-1: dead-lettered)
-	push   *pushBatch // a pushed record's batch (see PushSource)
-	alone  bool       // produced again alone after its batch was too large
+	offset int64         // destination offset once acked (-1: dead-lettered)
+	push   *pushBatch    // a pushed record's batch (see PushSource)
+	alone  bool          // produced again alone after its batch was too large
+	tm     *TopicMetrics // rec.Topic's counters (the graph edge's)
 }
 
 type spState struct {
@@ -458,6 +459,8 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 	chunk := make([]pending, len(rs))
 	var hdrBuf []byte
 	lastTopic := "" // known to have scan marks
+	var tm *TopicMetrics
+	tmTopic := ""
 	t.inflight.Add(int64(len(rs)))
 	for i := range rs {
 		sr := &rs[i]
@@ -490,6 +493,10 @@ func (t *sourceTask) produce(ctx context.Context, rs []SourceRecord) error {
 		}
 		p := &chunk[i]
 		p.offset = -2
+		if tm == nil || topic != tmTopic {
+			tm, tmTopic = t.m.Topic(topic), topic
+		}
+		p.tm = tm
 		p.pos = sr.Position
 		p.push = sr.push
 		pctx := ctx
@@ -550,7 +557,7 @@ func (t *sourceTask) promise(r *kgo.Record, err error) {
 	}
 	t.m.RecordsOut.Inc()
 	t.m.BytesOut.Add(float64(len(r.Key) + len(r.Value)))
-	t.m.Topic(r.Topic).RecordsOut.Inc()
+	p.tm.RecordsOut.Inc()
 	t.acked(p, r.Offset)
 	if p.push != nil {
 		t.settle(p.push, fateStored, nil)
@@ -631,7 +638,7 @@ func (t *sourceTask) failed(p *pending, err error) {
 	}
 	t.m.Error("produce")
 	r := &p.rec
-	tm := t.m.Topic(r.Topic)
+	tm := p.tm
 	tm.Errors.Inc()
 	t.log.Warn("broker refused a record; sending it to the dead-letter topic",
 		zap.String("topic", r.Topic), zap.String("dead_letter_topic", t.opts.DeadLetterTopic),
