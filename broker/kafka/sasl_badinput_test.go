@@ -59,7 +59,7 @@ func (r *rawConn) scramLogin(v int16, user, pass string) *kmsg.SASLAuthenticateR
 // along. Not parallel: it checks that a 100 MB size prefix allocates
 // nothing like 100 MB (the process's allocation counter).
 func TestSASLBadInput(t *testing.T) {
-	b := startSASLBroker(t, saslConfigs(sasl.MaxReauthMs, "60000"))
+	b := startSASLBroker(t, saslConfigs(sasl.MaxReauthMs, "60000"), withHandshakeTimeout(time.Second))
 	b.addScram(t, kadm.ScramSha512, "alice", "alice-secret")
 	b.addScram(t, kadm.ScramSha512, "bob", "bob-secret")
 	addr := b.listenerAddr("SASL_PLAINTEXT")

@@ -81,8 +81,17 @@ func withTLSOut(t testing.TB, settings map[string]string, srvOut **tlsconf.Serve
 			{Name: "SSL", Protocol: "SSL", Addr: "127.0.0.1:0", TLS: ts},
 		}
 		c.InterBrokerListener = "PLAINTEXT"
-		c.HandshakeTimeout = time.Second
 	}
+}
+
+// withHandshakeTimeout sets the broker's handshake timeout (TLS, and SASL
+// before authentication) for the tests of connections that never finish
+// theirs. The other tests keep the default (10 s): a real client's
+// handshake (kcat's or a Java tool's SCRAM, a TLS handshake) on a loaded
+// machine can take more than a second, and a short timeout then closes a
+// good client's connection.
+func withHandshakeTimeout(d time.Duration) brokerOpt {
+	return func(c *Config) { c.HandshakeTimeout = d }
 }
 
 func (b *testBroker) listenerAddr(name string) string { return b.srv.ListenerAddrs()[name].String() }
@@ -246,7 +255,7 @@ func TestTLSKcat(t *testing.T) {
 func TestTLSBadInput(t *testing.T) {
 	t.Parallel()
 	s := newTLSSetup(t)
-	b := startBroker(t, withTLS(t, s.settings(tlsconf.SSLClientAuth, "required"), nil))
+	b := startBroker(t, withTLS(t, s.settings(tlsconf.SSLClientAuth, "required"), nil), withHandshakeTimeout(time.Second))
 	sslAddr, plainAddr := b.listenerAddr("SSL"), b.listenerAddr("PLAINTEXT")
 	good := s.ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "good"}})
 	goodConn, err := tls.Dial("tcp", sslAddr, s.clientTLS(t, good))
