@@ -294,17 +294,7 @@ func (c *Cluster) CreateTopic(name string, partitions int32, rf int16, configs m
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The create can be committed by a controller that then loses its
-	// leadership before answering; the node's retry then finds the topic
-	// (as a Kafka client's retry gets TOPIC_ALREADY_EXISTS). The wait
-	// below checks that it has the partitions asked for.
-	if errors.Is(err, metadata.ErrTopicExists) {
-		c.t.Logf("creating topic %s: %v (a retry after a controller change): waiting for its partitions", name, err)
-		err = nil
-	}
-	if err != nil {
-		c.t.Fatalf("creating topic %s: %v", name, err)
-	}
+	c.created(name, err)
 	c.WaitFor(20*time.Second, func() error {
 		for p := int32(0); p < partitions; p++ {
 			if _, err := c.LeaderOf(name, p); err != nil {
@@ -313,6 +303,34 @@ func (c *Cluster) CreateTopic(name string, partitions int32, rf int16, configs m
 		}
 		return nil
 	})
+}
+
+// CreateTopicSpec creates spec's topic through broker on's node, for
+// tests that choose the assignment; as CreateTopic, a retry that finds
+// the topic created counts as created (created). The caller waits for
+// the leaders it needs.
+func (c *Cluster) CreateTopicSpec(ctx context.Context, on int32, spec metadata.TopicSpec) {
+	c.t.Helper()
+	_, err := c.Broker(on).Node().CreateTopic(ctx, spec)
+	c.created(spec.Name, err)
+}
+
+// created fails the test unless err, a topic creation's outcome, is nil
+// or ErrTopicExists: the create can be committed by a controller that
+// then loses its leadership before answering (frequent on a loaded
+// machine), and the node's retry then finds the topic, as a Kafka
+// client's retry gets TOPIC_ALREADY_EXISTS. Every test's topics are new
+// in its own cluster; the caller's wait for the partitions' leaders
+// checks that it has them.
+func (c *Cluster) created(name string, err error) {
+	c.t.Helper()
+	if errors.Is(err, metadata.ErrTopicExists) {
+		c.t.Logf("creating topic %s: %v (a retry after a controller change): waiting for its partitions", name, err)
+		return
+	}
+	if err != nil {
+		c.t.Fatalf("creating topic %s: %v", name, err)
+	}
 }
 
 // LeaderOf returns the partition's leader once every running broker agrees

@@ -27,10 +27,8 @@ func createAssigned(t *testing.T, c *Cluster, name string, assignment [][]int32,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := c.Broker(1).Node().CreateTopic(ctx, metadata.TopicSpec{Name: name, Partitions: int32(len(assignment)),
-		ReplicationFactor: int16(len(assignment[0])), Assignment: assignment, Configs: configs}); err != nil {
-		t.Fatalf("creating %s: %v", name, err)
-	}
+	c.CreateTopicSpec(ctx, 1, metadata.TopicSpec{Name: name, Partitions: int32(len(assignment)),
+		ReplicationFactor: int16(len(assignment[0])), Assignment: assignment, Configs: configs})
 	c.WaitFor(20*time.Second, func() error {
 		for p := range int32(len(assignment)) {
 			if _, err := c.LeaderOf(name, p); err != nil {

@@ -53,9 +53,7 @@ type moveRate struct{ avg, steady float64 }
 func moveOnce(b *testing.B, c *Cluster, topic string, sizeMiB, rateMiB int) moveRate {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	if _, err := c.Broker(1).Node().CreateTopic(ctx, metadata.TopicSpec{Name: topic, Partitions: 1, ReplicationFactor: 1, Assignment: [][]int32{{1}}}); err != nil {
-		b.Fatal(err)
-	}
+	c.CreateTopicSpec(ctx, 1, metadata.TopicSpec{Name: topic, Partitions: 1, ReplicationFactor: 1, Assignment: [][]int32{{1}}})
 	c.WaitFor(20*time.Second, func() error { _, err := c.LeaderOf(topic, 0); return err })
 	cl := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond))
 	defer cl.Close()

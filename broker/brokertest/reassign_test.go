@@ -203,9 +203,7 @@ func TestReassignSurvivesControllerFailover(t *testing.T) {
 	lead, add := others[0], others[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := c.Broker(lead).Node().CreateTopic(ctx, metadata.TopicSpec{Name: "fo", Partitions: 1, ReplicationFactor: 1, Assignment: [][]int32{{lead}}}); err != nil {
-		t.Fatal(err)
-	}
+	c.CreateTopicSpec(ctx, lead, metadata.TopicSpec{Name: "fo", Partitions: 1, ReplicationFactor: 1, Assignment: [][]int32{{lead}}})
 	c.WaitFor(20*time.Second, func() error { _, err := c.LeaderOf("fo", 0); return err })
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	defer cl.Close()
@@ -261,9 +259,7 @@ func TestReassignAwayFromStoppedBroker(t *testing.T) {
 	c := NewCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := c.Broker(1).Node().CreateTopic(ctx, metadata.TopicSpec{Name: "st", Partitions: 1, ReplicationFactor: 2, Assignment: [][]int32{{1, 3}}}); err != nil {
-		t.Fatal(err)
-	}
+	c.CreateTopicSpec(ctx, 1, metadata.TopicSpec{Name: "st", Partitions: 1, ReplicationFactor: 2, Assignment: [][]int32{{1, 3}}})
 	c.WaitFor(20*time.Second, func() error { _, err := c.LeaderOf("st", 0); return err })
 	cl := c.Client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	defer cl.Close()

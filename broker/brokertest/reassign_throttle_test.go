@@ -57,9 +57,7 @@ func TestReassignThrottleCommand(t *testing.T) {
 	c := NewCluster(t, Brokers(2))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if _, err := c.Broker(1).Node().CreateTopic(ctx, metadata.TopicSpec{Name: "big", Partitions: 1, ReplicationFactor: 1, Assignment: [][]int32{{1}}}); err != nil {
-		t.Fatal(err)
-	}
+	c.CreateTopicSpec(ctx, 1, metadata.TopicSpec{Name: "big", Partitions: 1, ReplicationFactor: 1, Assignment: [][]int32{{1}}})
 	c.WaitFor(20*time.Second, func() error { _, err := c.LeaderOf("big", 0); return err })
 	cl := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20))
 	defer cl.Close()
