@@ -388,15 +388,27 @@ func membershipError(err error) error {
 	return err
 }
 
-func (n *Node) addVoterLocal(a VoterArgs) error {
+// beginVoterChange starts a voter change: one at a time (another one
+// running: ErrVoterNotReady, Kafka's message), with the quorum's
+// configuration now; done ends it.
+func (n *Node) beginVoterChange() (servers []raft.Server, done func(), err error) {
 	if !n.memberMu.TryLock() {
-		return fmt.Errorf("%w: Request timed out waiting for leader to handle previous voter change request", metadata.ErrVoterNotReady)
+		return nil, nil, fmt.Errorf("%w: Request timed out waiting for leader to handle previous voter change request", metadata.ErrVoterNotReady)
 	}
-	defer n.memberMu.Unlock()
-	servers, err := n.configuration()
+	servers, err = n.configuration()
 	if err != nil {
-		return membershipError(err)
+		n.memberMu.Unlock()
+		return nil, nil, membershipError(err)
 	}
+	return servers, n.memberMu.Unlock, nil
+}
+
+func (n *Node) addVoterLocal(a VoterArgs) error {
+	servers, done, err := n.beginVoterChange()
+	if err != nil {
+		return err
+	}
+	defer done()
 	key := replicaKey(a.ID, a.DirectoryID)
 	for _, s := range servers {
 		if id, _ := serverID(s.ID); id == a.ID && s.Suffrage == raft.Voter {
@@ -454,14 +466,11 @@ func (n *Node) addVoterLocal(a VoterArgs) error {
 }
 
 func (n *Node) removeVoterLocal(a VoterArgs) error {
-	if !n.memberMu.TryLock() {
-		return fmt.Errorf("%w: Request timed out waiting for leader to handle previous voter change request", metadata.ErrVoterNotReady)
-	}
-	defer n.memberMu.Unlock()
-	servers, err := n.configuration()
+	servers, done, err := n.beginVoterChange()
 	if err != nil {
-		return membershipError(err)
+		return err
 	}
+	defer done()
 	term := n.raft.CurrentTerm()
 	voters, found := 0, false
 	for _, s := range servers {
