@@ -45,6 +45,11 @@ topic "app_logs" {
   schema     = file("app_log.avsc")
   config = {
     "retention.ms" = 259200000 # keep 3 days while Elasticsearch catches up
+    # ...3 days from when weir stored the event: parse_timestamp makes the
+    # log line's own time the record's timestamp, and retention by that
+    # time would delete lines older than 3 days (a backlog, a replay) at
+    # the next retention check, before the sink has read them.
+    "message.timestamp.type" = "LogAppendTime"
   }
 }
 
@@ -80,4 +85,9 @@ sink "elasticsearch" "es" {
   index           = "${var.index_prefix}-%%{+2006.01.02}"
   timestamp_field = "time"
   id_from         = "offset"
+  # A static member of its group (Kafka's group.instance.id): weir restarted
+  # after a crash takes its place back at once, instead of waiting out the
+  # dead process's 45 s session before the topic's partitions are assigned.
+  # Give each weir run of this pipeline on one broker its own id.
+  instance_id = "app-logs-to-elk"
 }
