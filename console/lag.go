@@ -85,11 +85,12 @@ func (c *Console) describeGroups(ctx context.Context, names ...string) (map[stri
 		}
 		errs = append(errs, err)
 		for _, g := range listed.Sorted() {
-			if g.GroupType == consumerGroup {
+			switch g.GroupType {
+			case consumerGroup:
 				consumer = append(consumer, g.Group)
-			} else {
+			case classicGroup, "": // "": a broker before ListGroups v5
 				classic = append(classic, g.Group)
-			}
+			} // share and streams groups are not consumer groups
 		}
 	} else {
 		// A group's type is learnt by asking: DescribeGroups describes a
