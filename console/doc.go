@@ -52,11 +52,14 @@
 //
 // The cluster page, the topics list and the groups list read every
 // partition (10,000 on a large cluster): their data is shared between
-// page views and viewers (shared.go) for Config.CacheFor (5 s), the
-// groups list's for the sample interval too, since its lag snapshot is
-// the sampler's (one ListOffsets of every partition's end and one
-// OffsetFetch per group per interval, whoever looks). Each such page
-// says when its data was taken ("As of ..."). A change made through the
+// page views and viewers (shared.go) for Config.CacheFor (5 s), as is a
+// group's page; the groups list's for the sample interval more, since
+// its lag snapshot is the sampler's (one ListOffsets of every
+// partition's end and one OffsetFetch per coordinator per interval,
+// whoever looks). Requests to partition leaders and group coordinators
+// go straight to them, routed by metadata up to three intervals old
+// (asked again with fresh metadata when refused). Each such page says
+// when its data was taken ("As of ..."). A change made through the
 // console drops the shared views.
 //
 // # Consumer groups

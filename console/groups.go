@@ -29,9 +29,11 @@ func (c *Console) groupsPage(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	// The lag snapshot the sampler takes every interval (it runs while
 	// pages are viewed), shared by every viewer.
+	// Up to an interval and CacheFor old, so that a view does not take
+	// it itself while the sampler's next one is due or under way.
 	maxAge := c.cfg.CacheFor
 	if maxAge > 0 {
-		maxAge = max(maxAge, c.cfg.SampleInterval)
+		maxAge += c.cfg.SampleInterval
 	}
 	snap, at, err := c.lags(ctx, maxAge)
 	d := groupsData{AsOf: asOf(at, maxAge)}
