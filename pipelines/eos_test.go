@@ -52,6 +52,7 @@ sink "kafka" "copy" {
 // every input record re-keyed once, per-user counts ending at the
 // number of records, the sink's copy equal to the counts' updates.
 func TestStreamsExactlyOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.write("p.hcl", eosStreamsPipeline)
 	r := e.streamRunner(t.TempDir())

@@ -13,11 +13,17 @@ import (
 
 	"weir/broker/brokertest/testbroker"
 	"weir/internal/kafkaclient"
+	"weir/internal/testkit"
 	"weir/internal/txntest"
 	"weir/pipelines"
 )
 
 func TestMain(m *testing.M) {
+	// Under -short the t.Parallel tests run runners against in-process
+	// brokers and mostly wait (about 3 s of CPU in 16 s at two at a time):
+	// four at a time. This package's -short run is among the last of
+	// `go test -short ./...`, where nothing else is left to overlap it.
+	testkit.WaitingParallelShort(4)
 	code := m.Run()
 	txntest.Stop()
 	os.Exit(code)

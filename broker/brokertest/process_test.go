@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	// checks (about 18 s of CPU in 83 s of -short at load 5): four at a
 	// time instead of GOMAXPROCS (2).
 	testkit.WaitingParallel(4)
+	// Under -short only those in-process cluster tests run (about 4 s of
+	// CPU in 23 s at four at a time): eight at a time.
+	testkit.WaitingParallelShort(8)
 	code := m.Run()
 	weirbin.Cleanup()
 	os.Exit(code)

@@ -13,6 +13,7 @@ import (
 // the leadership of the partitions it is the preferred replica of back
 // once it is in their ISRs, without any election asked for.
 func TestAutoPreferredLeaderRebalance(t *testing.T) {
+	t.Parallel()
 	c := NewCluster(t, BrokerConfig(map[string]string{"leader.imbalance.check.interval.seconds": "1"}))
 	c.CreateTopic("rb", 6, 3, nil)
 	preferred := func() map[int32]int32 {

@@ -88,6 +88,7 @@ func (q *testQuorum) live(i int) []int32 {
 }
 
 func TestQuorumRegistersCreatesAndFences(t *testing.T) {
+	t.Parallel()
 	q := newQuorum(t, 3)
 	testkit.CheckFor(t, 20*time.Second, func() error {
 		for i := range q.nodes {
@@ -196,6 +197,7 @@ func TestQuorumRegistersCreatesAndFences(t *testing.T) {
 }
 
 func TestQuorumSurvivesLeaderLossAndControlledShutdown(t *testing.T) {
+	t.Parallel()
 	q := newQuorum(t, 3)
 	testkit.CheckFor(t, 20*time.Second, func() error {
 		for i := range q.nodes {
@@ -251,6 +253,7 @@ func TestQuorumSurvivesLeaderLossAndControlledShutdown(t *testing.T) {
 // not wait for the next metadata record (restarting brokers of a loaded
 // test cluster, where elections come often, waited out their deadline).
 func TestRestartedVoterReadyWhenLogEndsWithNoop(t *testing.T) {
+	t.Parallel()
 	q := newQuorum(t, 3)
 	testkit.CheckFor(t, 20*time.Second, func() error {
 		for i := range q.nodes {

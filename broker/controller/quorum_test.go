@@ -68,6 +68,7 @@ func describe(t *testing.T, nd *Node, check func(metadata.QuorumState) error) me
 }
 
 func TestDescribeQuorumMapsRaftState(t *testing.T) {
+	t.Parallel()
 	q := newQuorum(t, 3)
 	dirs := map[int32]metadata.UUID{}
 	for _, nd := range q.nodes {
@@ -121,6 +122,7 @@ func TestDescribeQuorumMapsRaftState(t *testing.T) {
 }
 
 func TestReplaceVoterWhileServing(t *testing.T) {
+	t.Parallel()
 	q := newQuorum(t, 3)
 	ctx := context.Background()
 	obs := q.addObserver(4)
@@ -260,6 +262,7 @@ func TestReplaceVoterWhileServing(t *testing.T) {
 }
 
 func TestRemoveLastVoterRefused(t *testing.T) {
+	t.Parallel()
 	q := newQuorum(t, 1)
 	ctx := context.Background()
 	nd := q.nodes[0]
@@ -287,6 +290,7 @@ func TestRemoveLastVoterRefused(t *testing.T) {
 // fetching); it stays a Raft nonvoter until it is unregistered, and
 // shows again when it comes back.
 func TestSilentObserverLeavesDescribe(t *testing.T) {
+	t.Parallel()
 	q := newQuorumTuned(t, 3, func(c *Config) { c.ObserverTimeout = time.Second })
 	obs := q.addObserver(4)
 	describe(t, q.nodes[0], func(st metadata.QuorumState) error {

@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	// The t.Parallel tests (quotas, re-authentication, kcat) mostly wait
 	// on windows, timers and child processes: four at a time, not two.
 	testkit.WaitingParallel(4)
+	// Under -short (no weir binary, no JVM peers) they are in-process
+	// brokers and kcat: eight at a time.
+	testkit.WaitingParallelShort(8)
 	code := m.Run()
 	weirbin.Cleanup() // TestWeirBrokerBinary's weir binary
 	os.Exit(code)

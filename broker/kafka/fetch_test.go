@@ -30,6 +30,7 @@ func fetchReq(version int16, topic string, offset int64, maxWaitMs int32) *kmsg.
 }
 
 func TestFetchLongPoll(t *testing.T) {
+	t.Parallel()
 	b := startBroker(t)
 	createTopic(t, b, "poll", 1, nil)
 	prod := b.client(kgo.DefaultProduceTopic("poll"))

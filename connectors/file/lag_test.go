@@ -130,6 +130,7 @@ func checkEachOnce(t *testing.T, seen map[string]int, lines map[string]int) {
 // original's position. Before, its lines were read again as a new file's
 // (TestTailRotationsAndSmallFiles: a line seen twice, 1 run in ~50).
 func TestCopyOpenedWhileEmpty(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.log")
 	if err := os.WriteFile(path, paddedLines("old", 2000), 0o644); err != nil {

@@ -386,6 +386,7 @@ func TestHTTPOverload(t *testing.T) {
 // back, requests get 200 again and every event answered 200 is in the
 // topic.
 func TestHTTPUnavailable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "una", 1, Options{MaxBufferedRecords: 20, AckTimeout: 2 * time.Second})
 	if r := e.post("/ingest", "application/json", []byte(`{"id":"warm"}`)); r.code != 200 {
 		t.Fatalf("warm-up: %d %+v", r.code, r.body)

@@ -223,6 +223,7 @@ func TestTCP100k(t *testing.T) {
 // (the sender blocks) instead of dropping; after the broker resumes,
 // every message arrives.
 func TestTCPBackpressure(t *testing.T) {
+	t.Parallel()
 	const total = 50_000 // ~10 MB: more than the socket buffers hold
 	e := newEnv(t, "bp", 1)
 	srv := e.start(Options{Topic: "bp", TCPAddr: "127.0.0.1:0", MaxBufferedRecords: 10})
@@ -273,6 +274,7 @@ func TestTCPBackpressure(t *testing.T) {
 // TestUDP: datagrams arrive parsed; with a full buffer (broker paused)
 // the extra ones are dropped and counted, and the others arrive.
 func TestUDP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "udp", 1)
 	srv := e.start(Options{Topic: "udp", UDPAddr: "127.0.0.1:0", MaxBufferedRecords: 5, MaxMessageBytes: 600})
 	c, err := net.Dial("udp", srv.UDPAddr().String())

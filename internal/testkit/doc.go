@@ -8,7 +8,8 @@
 //     the last one is in the failure. Stop marks an error that polling
 //     cannot outwait. Tests never sleep for a fixed time instead.
 //   - WaitingParallel: run more t.Parallel tests at once than there are
-//     cores, for packages whose tests mostly wait on timeouts.
+//     cores, for packages whose tests mostly wait on timeouts;
+//     WaitingParallelShort: more still under -short only.
 //   - Buffer: a bytes.Buffer safe for concurrent use, for output a test
 //     reads while a child process or a goroutine writes it.
 //   - StartProc: a child process (a `weir broker`, say) whose output is

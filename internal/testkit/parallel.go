@@ -3,6 +3,7 @@ package testkit
 import (
 	"flag"
 	"strconv"
+	"testing"
 )
 
 // WaitingParallel raises the number of t.Parallel tests that run at once
@@ -21,5 +22,20 @@ func WaitingParallel(n int) {
 		if cur, err := strconv.Atoi(f.Value.String()); err == nil && cur < n {
 			f.Value.Set(strconv.Itoa(n))
 		}
+	}
+}
+
+// WaitingParallelShort is WaitingParallel(n) under -short only. What
+// -short leaves of a package of cluster tests (in-process brokers and
+// controllers, no child processes or JVMs) waits on sessions, elections
+// and lag checks nearly all the time, so more of them can run at once
+// than the package's whole suite should. Call it from TestMain before
+// m.Run, after any WaitingParallel.
+func WaitingParallelShort(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if testing.Short() {
+		WaitingParallel(n)
 	}
 }
