@@ -72,6 +72,8 @@ func FuzzParseSignal(f *testing.F) {
 func FuzzDecodePosition(f *testing.F) {
 	f.Add([]byte(`{"f":"mysql-bin.000003","p":77,"g":"0-1-5","i":{"t":["d.t"],"k":["NDI="]}}`))
 	f.Add([]byte(`{"f":"b.1","p":5,"s":{"t":"d.t","k":["AAH/"],"d":true}}`))
+	f.Add([]byte(`{"f":"mysql-bin.000003","p":4,"g":"0-1-7","s":{"t":"d.u","k":["MTA="]},"w":[{"f":"mysql-bin.000003","p":900,"g":"0-1-9","t":"d.s","k":["bTE="]},{"f":"mysql-bin.000004","p":4,"t":"d.t","d":true}]}`))
+	f.Add([]byte(`{"f":"b.1","p":5,"n":2,"w":[{"f":"b.2","p":7,"t":"d.k"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := decodePosition(b)
 		if err != nil {

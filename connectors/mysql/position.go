@@ -29,7 +29,8 @@ const SourcePartition = "binlog"
 // During the snapshot, Snap is set: the table being read and the primary
 // key of the last row emitted; File/Pos/GTID are the binlog position the
 // snapshot is consistent with, where streaming starts once every table
-// is read.
+// is read. Win lists the resumes of an interrupted snapshot (resume.go)
+// until the stream passes the last one's position.
 type Position struct {
 	File string `json:"f"`
 	Pos  uint32 `json:"p"`
@@ -38,6 +39,7 @@ type Position struct {
 
 	Snap *SnapPos `json:"s,omitempty"`
 	Inc  *IncPos  `json:"i,omitempty"` // incremental snapshots under way (incremental.go)
+	Win  []Resume `json:"w,omitempty"` // resumes of an interrupted snapshot not yet passed (resume.go)
 }
 
 // SnapPos is the snapshot's progress.
@@ -90,6 +92,30 @@ func (p Position) encode() []byte {
 		b = appendKey(b, ip.Key)
 		b = append(b, '}')
 	}
+	if len(p.Win) > 0 {
+		b = append(b, `,"w":[`...)
+		for i, r := range p.Win {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"f":`...)
+			b = jsonw.AppendString(b, r.File)
+			b = append(b, `,"p":`...)
+			b = strconv.AppendUint(b, uint64(r.Pos), 10)
+			if r.GTID != "" {
+				b = append(b, `,"g":`...)
+				b = jsonw.AppendString(b, r.GTID)
+			}
+			b = append(b, `,"t":`...)
+			b = jsonw.AppendString(b, r.Table)
+			b = appendKey(b, r.Key)
+			if r.Done {
+				b = append(b, `,"d":true`...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }
 
@@ -134,6 +160,9 @@ func (p Position) String() string {
 	}
 	if p.Inc != nil {
 		s += " incremental snapshot of " + strings.Join(p.Inc.Tables, ", ")
+	}
+	for _, r := range p.Win {
+		s += fmt.Sprintf(" resumed after %s at %s:%d", r.Table, r.File, r.Pos)
 	}
 	return s
 }

@@ -3,8 +3,10 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -31,17 +33,18 @@ import (
 // key (WHERE pk > last ORDER BY pk LIMIT n), one chunk per Poll. Every
 // record carries the table and the key of its row as position, so a
 // restarted snapshot continues after the last acknowledged row. A resumed
-// snapshot reads the remaining rows in a new transaction (newer than the
-// stored binlog position); streaming still starts at the stored position,
-// so changes made in between are replayed after the snapshot and every
-// key still converges to its latest row. Tables without a primary key
-// (no_primary_key = all_columns) are read in one pass and restart from
-// their first row.
+// snapshot reads the remaining rows in a new consistent snapshot, at a
+// newer binlog position; streaming still starts at the first snapshot's
+// position, and the changes between the two positions to rows the
+// resumed snapshot read are dropped (resume.go), so no change is missed
+// or sent twice. Tables without a primary key (no_primary_key =
+// all_columns) are read in one pass and restart from their first row.
 
 type snapshotter struct {
 	s     *Source
 	conn  *client.Conn
-	start Position // binlog coordinates the snapshot is consistent with
+	start Position // where streaming starts: the first snapshot's position, with its resumes (Win)
+	read  Position // binlog coordinates the rows read now are consistent with (start, unless resumed)
 	tsMs  int64
 
 	tables []string // db \x00 table, sorted
@@ -52,7 +55,7 @@ type snapshotter struct {
 	done   bool     // cur is read completely
 	resume *SnapPos // stored progress to continue from (first table only)
 
-	version int64 // of every row: positionVersion(start)
+	version int64 // of every row: positionVersion(read)
 
 	held    *change // the newest row read, emitted once the next is known
 	heldPos Position
@@ -117,13 +120,17 @@ func (s *Source) beginSnapshot(ctx context.Context, from *Position) (*snapshotte
 		}
 		sn.start = p
 	}
+	sn.read = sn.start
 	if from != nil {
 		// Continue an interrupted snapshot: stream from where the first
-		// one started, read the tables not yet read in this transaction.
-		sn.start = Position{File: from.File, Pos: from.Pos, GTID: from.GTID}
+		// one started, read the rows not yet read in this transaction,
+		// and drop the binlog's changes to them up to this transaction's
+		// position (resume.go).
+		r := Resume{File: sn.read.File, Pos: sn.read.Pos, GTID: sn.read.GTID, Table: from.Snap.Table, Key: from.Snap.Key, Done: from.Snap.Done}
+		sn.start = Position{File: from.File, Pos: from.Pos, GTID: from.GTID, Win: append(slices.Clip(from.Win), r)}
 		sn.resume = from.Snap
 	}
-	sn.version = s.positionVersion(sn.start)
+	sn.version = s.positionVersion(sn.read)
 	r, err := c.Execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
 	if err != nil {
 		return fail("listing tables", err)
@@ -147,9 +154,14 @@ func (s *Source) beginSnapshot(ctx context.Context, from *Position) (*snapshotte
 		}
 	}
 	s.log.Info("snapshot started", zap.String("position", sn.start.String()), zap.Int("tables", len(sn.tables)-sn.idx),
-		zap.Bool("resumed", from != nil))
+		zap.Bool("resumed", from != nil), zap.String("read_at", sn.read.String()))
 	return sn, nil
 }
+
+// snapshotChunkHook, when set (tests only), is called before each chunk
+// of the snapshot is read, with the table and the key the chunk follows;
+// an error ends the poll. Tests hold the snapshot at a chosen row with it.
+var snapshotChunkHook atomic.Pointer[func(ctx context.Context, table string, after [][]byte) error]
 
 func (sn *snapshotter) close() {
 	if sn.conn != nil {
@@ -222,9 +234,14 @@ func (sn *snapshotter) poll(ctx context.Context, buf []connectors.SourceRecord) 
 	if t.KeyAll {
 		limit = 0 // one pass: no stable order to resume from
 	}
+	if hook := snapshotChunkHook.Load(); hook != nil {
+		if err := (*hook)(ctx, t.fullName(), sn.key); err != nil {
+			return buf, false, err
+		}
+	}
 	var rerr error
 	n, err := selectChunk(sn.conn, t, sn.key, nil, limit, func(vals []any, key [][]byte) error {
-		pos := Position{File: sn.start.File, Pos: sn.start.Pos, GTID: sn.start.GTID, Snap: &SnapPos{Table: t.fullName()}}
+		pos := Position{File: sn.start.File, Pos: sn.start.Pos, GTID: sn.start.GTID, Win: sn.start.Win, Snap: &SnapPos{Table: t.fullName()}}
 		if t.KeyAll {
 			sn.offset++
 			pos.Snap.Rows = sn.offset
@@ -233,7 +250,7 @@ func (sn *snapshotter) poll(ctx context.Context, buf []connectors.SourceRecord) 
 			pos.Snap.Key = key
 		}
 		ch := &change{op: 'r', t: t, after: vals, src: sourceInfo{serverID: sn.s.si.serverID, tsMs: sn.tsMs, snapshot: "true",
-			file: sn.start.File, pos: sn.start.Pos, version: sn.version}}
+			file: sn.read.File, pos: sn.read.Pos, version: sn.version}}
 		if sn.held != nil {
 			if buf, rerr = sn.release(ctx, buf, sn.heldPos); rerr != nil {
 				return rerr

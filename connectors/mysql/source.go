@@ -127,7 +127,7 @@ func (s *Source) poll(ctx context.Context, buf []connectors.SourceRecord) ([]con
 			s.log.Info("snapshot finished; streaming", zap.String("position", start.String()))
 			// The last snapshot record (if this run read any) carries this
 			// position too; streaming starts where the snapshot is consistent.
-			s.pos, s.havePos = Position{File: start.File, Pos: start.Pos, GTID: start.GTID}, true
+			s.pos, s.havePos = Position{File: start.File, Pos: start.Pos, GTID: start.GTID, Win: start.Win}, true
 			s.started = false // the next Poll starts streaming from s.pos
 		}
 		return buf, nil

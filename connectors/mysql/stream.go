@@ -50,6 +50,7 @@ type streamer struct {
 	held     *change
 
 	inc    *incremental           // incremental snapshots (incremental.go)
+	win    *window                // changes a resumed snapshot read (resume.go)
 	tables map[string]*tableState // TableMapEvent fingerprint → table
 	live   map[string]*Table      // db.table → live schema (servers without FULL metadata)
 	lastHB time.Time
@@ -101,7 +102,7 @@ func (s *Source) beginStream(ctx context.Context, from Position) (*streamer, err
 	sctx, cancel := context.WithCancel(context.Background())
 	st := &streamer{s: s, ch: make(chan *replication.BinlogEvent, 1024), errc: make(chan error, 1), stop: cancel,
 		file: from.File, skip: from.Skip, tables: map[string]*tableState{}, live: map[string]*Table{}, lastHB: time.Now(),
-		inc: newIncremental(s, from.Inc)}
+		inc: newIncremental(s, from.Inc), win: &window{s: s, res: from.Win}}
 	st.boundary = Position{File: from.File, Pos: from.Pos, GTID: from.GTID}
 	if s.si.gtidMode {
 		g := from.GTID
@@ -161,6 +162,7 @@ func (s *Source) beginStream(ctx context.Context, from Position) (*streamer, err
 func (st *streamer) close() {
 	st.stop()
 	st.inc.close()
+	st.win.close()
 	if st.syncer != nil {
 		st.syncer.Close()
 	}
@@ -217,7 +219,7 @@ func (st *streamer) heartbeat(buf []connectors.SourceRecord) ([]connectors.Sourc
 	key, _ := json.Marshal(map[string]string{"server": s.cfg.ServerName})
 	val, _ := json.Marshal(map[string]any{"ts_ms": time.Now().UnixMilli(), "file": st.boundary.File, "pos": st.boundary.Pos, "gtid": st.boundary.GTID})
 	p := st.boundary
-	p.Inc = st.inc.pos
+	p.Inc, p.Win = st.inc.pos, st.resumes()
 	s.pos = p
 	s.sc.Metrics().Event("heartbeat")
 	return append(buf, connectors.SourceRecord{Topic: s.cfg.expand(s.cfg.HeartbeatTopic, "", ""), Key: key, Value: val,
@@ -241,6 +243,7 @@ func (st *streamer) beginTx(h *replication.EventHeader, gtid string) error {
 		}
 		st.txCount = gtidCount(after)
 	}
+	st.passResumes()
 	return nil
 }
 
@@ -323,7 +326,9 @@ func (st *streamer) endTx(ctx context.Context, buf []connectors.SourceRecord, h 
 	}
 	st.inTx, st.sawBegin, st.txSeq, st.txGTID, st.skip = false, false, 0, "", 0
 	if err == nil && st.inc.ch != nil && st.inc.ch.closed {
-		buf, err = st.inc.emit(ctx, buf, st.boundary) // the chunk's rows, after its high watermark
+		b := st.boundary
+		b.Win = st.resumes()
+		buf, err = st.inc.emit(ctx, buf, b) // the chunk's rows, after its high watermark
 	}
 	return buf, err
 }
@@ -349,7 +354,7 @@ func (st *streamer) release(ctx context.Context, buf []connectors.SourceRecord, 
 		if last && i == len(buf)-1 {
 			p = st.boundary
 		}
-		p.Inc = st.inc.pos
+		p.Inc, p.Win = st.inc.pos, st.resumes()
 		buf[i].SourcePartition, buf[i].Position = SourcePartition, p.encode()
 		buf[w] = buf[i]
 		w++
@@ -405,6 +410,11 @@ func (st *streamer) rows(ctx context.Context, buf []connectors.SourceRecord, h *
 			}
 		}
 		st.inc.changed(t, ch.before, ch.after)
+		if ch, err = st.windowed(ctx, ch); err != nil {
+			return buf, err
+		} else if ch == nil {
+			continue // a resumed snapshot read the row after this change
+		}
 		if st.held != nil {
 			if buf, err = st.release(ctx, buf, false); err != nil {
 				return buf, err
@@ -620,7 +630,7 @@ func (st *streamer) ddl(buf []connectors.SourceRecord, h *replication.EventHeade
 	} else {
 		next.GTID = st.gsetString()
 	}
-	next.Inc = st.inc.pos
+	next.Inc, next.Win = st.inc.pos, st.resumes()
 	s.pos = next
 	return append(buf, connectors.SourceRecord{Topic: s.cfg.expand(s.cfg.SchemaChangeTopic, db, table), Key: key, Value: val,
 		Timestamp: time.Unix(int64(h.Timestamp), 0), SourcePartition: SourcePartition, Position: next.encode(),
