@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -41,6 +42,11 @@ type childConfig struct {
 	// ExactlyOnce runs the source exactly-once (records and binlog
 	// positions in one transaction per commit).
 	ExactlyOnce bool
+	// HoldSnapshotAt > 0 holds the snapshot of table HoldTable (db.table,
+	// INT key) before the chunk after key HoldSnapshotAt until the child
+	// dies: a kill then falls in the snapshot whatever the machine's speed.
+	HoldTable      string
+	HoldSnapshotAt int
 }
 
 // childSink is the search sink of a child: cdc = true into Index,
@@ -61,6 +67,20 @@ func childMain() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{cc.Broker}}, Logger: lg}
+	if cc.HoldSnapshotAt > 0 {
+		hook := func(ctx context.Context, table string, after [][]byte) error {
+			if table != cc.HoldTable || len(after) == 0 {
+				return nil
+			}
+			if n, _ := strconv.Atoi(string(after[0])); n >= cc.HoldSnapshotAt {
+				lg.Info("snapshot held (test)", zap.String("table", table), zap.Int("after", n))
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		}
+		snapshotChunkHook.Store(&hook)
+	}
 	errc := make(chan error, 2)
 	tasks := 1
 	go func() {

@@ -17,12 +17,18 @@ import (
 // records and binlog positions in one transaction per commit) snapshots
 // a 20,000-row table and streams a 20,000-op workload of inserts,
 // updates (some changing the primary key), deletes and an ADD COLUMN,
-// in a child process killed with SIGKILL twice mid-stream. Read with
+// in a child process killed with SIGKILL twice: first during the
+// snapshot (the child holds it after key 12,000 while the workload runs,
+// so the kill falls there on any machine; the next child resumes it as
+// of a newer binlog position, resume.go), then mid-stream. Read with
 // read_committed, the topic replays to exactly the table and holds every
-// change exactly once: no duplicate (replay fails on a repeated insert,
-// an update whose before image is not the key's state, or a version
-// going back) and the exact record and tombstone counts. Against Apache
-// Kafka 4.4, and weir once it supports transactions.
+// change exactly once: replay fails on a repeated insert or snapshot
+// read (the key has a row), an update or delete whose before image is
+// not the key's state (every update changes a, so a repeated or missed
+// one shows), or a version going back. (The record count is not fixed:
+// the resumed snapshot's rows are as of its own position, so the changes
+// before it to those rows are in their "r" records, not records of
+// their own.) Against Apache Kafka 4.4 and weir.
 func TestExactlyOnceKillDashNine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow end-to-end test, starts Apache Kafka")
@@ -45,7 +51,10 @@ func TestExactlyOnceKillDashNine(t *testing.T) {
 				t.Fatalf("creating %s: %v %v", e.topic("t"), err, resp.Err)
 			}
 			cc := childConfig{Broker: tb.Addr, Config: e.config("eos"), ExactlyOnce: true}
-			c := startChild(t, cc, "child1.log")
+			cc.Config.ChunkRows = 1000
+			held := cc
+			held.HoldTable, held.HoldSnapshotAt = e.name+".t", 12000
+			c := startChild(t, held, "child1.log")
 			w := &workload{ops: ops, nextID: rows + 1, ddl: map[int]string{ops / 2: "ALTER TABLE t ADD COLUMN g INT NULL"}}
 			for i := 1; i <= rows; i++ {
 				w.live = append(w.live, i)
@@ -74,6 +83,11 @@ func TestExactlyOnceKillDashNine(t *testing.T) {
 			}
 			for kill, at := range []int{ops * 3 / 10, ops * 65 / 100} {
 				waitProgress(at)
+				if kill == 0 {
+					// child1 holds its snapshot after key 12,000: the
+					// rows before are committed, the rest is not read.
+					e.waitRecords(e.topic("t"), 11000, 120*time.Second)
+				}
 				c.kill()
 				t.Logf("killed the source (-9) at op %d", w.progress.Load())
 				c = startChild(t, cc, fmt.Sprintf("child%d.log", kill+2))
@@ -82,7 +96,6 @@ func TestExactlyOnceKillDashNine(t *testing.T) {
 				t.Fatalf("workload: %v", err)
 			}
 			table := e.tableRows("t", "id")
-			want := rows + int(w.records.Load())
 			var n, tombs int
 			testbroker.CheckFor(t, 120*time.Second, func() error {
 				var state map[string]map[string]string
@@ -91,14 +104,12 @@ func TestExactlyOnceKillDashNine(t *testing.T) {
 					t.FailNow()
 				}
 				if err := compareState(t, state, table); err != nil {
-					return fmt.Errorf("%d change records committed so far (want %d): %w", n, want, err)
+					return fmt.Errorf("%d change records committed so far: %w", n, err)
 				}
 				return nil
 			})
-			if n != want || tombs != int(w.tombs.Load()) {
-				t.Fatalf("read_committed, the topic holds %d change records and %d tombstones, want exactly %d and %d", n, tombs, want, w.tombs.Load())
-			}
-			t.Logf("read_committed, the topic equals the table (%d rows) with exactly %d change records", len(table), n)
+			t.Logf("read_committed, the topic equals the table (%d rows) with %d change records and %d tombstones, none repeated or missed (workload: %d changes after a 20,000-row snapshot)",
+				len(table), n, tombs, w.records.Load())
 		})
 	}
 }
