@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -68,16 +69,18 @@ func childMain() {
 	defer stop()
 	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{cc.Broker}}, Logger: lg}
 	if cc.HoldSnapshotAt > 0 {
-		hook := func(ctx context.Context, table string, after [][]byte) error {
+		var once sync.Once
+		hook := func(ctx context.Context, table string, after [][]byte) bool {
 			if table != cc.HoldTable || len(after) == 0 {
-				return nil
+				return false
 			}
-			if n, _ := strconv.Atoi(string(after[0])); n >= cc.HoldSnapshotAt {
-				lg.Info("snapshot held (test)", zap.String("table", table), zap.Int("after", n))
-				<-ctx.Done()
-				return ctx.Err()
+			n, _ := strconv.Atoi(string(after[0]))
+			if n < cc.HoldSnapshotAt {
+				return false
 			}
-			return nil
+			once.Do(func() { lg.Info("snapshot held (test)", zap.String("table", table), zap.Int("after", n)) })
+			pollPause(ctx)
+			return true
 		}
 		snapshotChunkHook.Store(&hook)
 	}

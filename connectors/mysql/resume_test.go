@@ -16,24 +16,36 @@ import (
 )
 
 // holdSnapshot makes the snapshot of table (db.table) wait, before the
-// chunk after a key for which at(key) is true, until its task stops; it
-// returns a channel receiving once the snapshot waits there.
+// chunk after a key for which at(key) is true, until its task stops (its
+// polls return nothing); it returns a channel receiving once the
+// snapshot waits there.
 func holdSnapshot(t *testing.T, table string, at func(key string) bool) <-chan struct{} {
 	held := make(chan struct{}, 1)
-	hook := func(ctx context.Context, tbl string, after [][]byte) error {
+	hook := func(ctx context.Context, tbl string, after [][]byte) bool {
 		if tbl != table || len(after) == 0 || !at(string(after[0])) {
-			return nil
+			return false
 		}
 		select {
 		case held <- struct{}{}:
 		default:
 		}
-		<-ctx.Done()
-		return ctx.Err()
+		pollPause(ctx)
+		return true
 	}
 	snapshotChunkHook.Store(&hook)
 	t.Cleanup(func() { snapshotChunkHook.Store(nil) })
 	return held
+}
+
+// pollPause paces the polls of a held snapshot (which return nothing,
+// so the runtime commits between them) instead of a busy loop.
+func pollPause(ctx context.Context) {
+	t := time.NewTimer(50 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // mutator runs random inserts, updates, primary key changes (to keys
