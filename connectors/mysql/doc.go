@@ -59,7 +59,9 @@
 // a second stop during the resumed snapshot (each adds its own P2),
 // stays exact (TestSnapshotResumeExact: two stops, in a VARCHAR-keyed
 // table with a case-insensitive collation and in an INT-keyed one, under
-// concurrent inserts, updates, key changes, deletes and DDL). A table without a primary key (no_primary_key =
+// concurrent inserts, updates, key changes, deletes and DDL;
+// TestExactlyOnceKillDashNine kills an exactly-once source with -9 inside
+// its snapshot on purpose). A table without a primary key (no_primary_key =
 // all_columns) has no order to resume in: an interrupted pass of it
 // starts again at P2, and its changes between P and P2 are emitted, so a
 // consumer keyed by the whole row ends with exactly the table's rows, but
@@ -103,7 +105,9 @@
 // and offset of a transaction's start, the executed GTID set before it
 // (MariaDB "domain-server-seq,..." or MySQL "uuid:1-N,..."), and the
 // number of that transaction's records already emitted; the last record
-// of a transaction carries the next transaction's position. The runtime
+// of a transaction carries the next transaction's position. During a
+// resumed snapshot, and in the stream until it passes the resumed
+// snapshots' positions, it also lists those resumes (resume.go). The runtime
 // stores a position only once the broker acknowledged every record
 // before it (connectors.SourceTask), and on restart restores the newest
 // one found in the offsets topic or in the destination topics' weir.src
@@ -313,8 +317,9 @@
 // transaction share the last index (logged: a key changed twice among
 // them keeps its first change in a sink using the version), and the
 // count has 40 bits (1.1·10^12 transactions). Snapshot rows carry the
-// count of the snapshot's GTID position with index 0, below every change
-// streamed after it; rows of an incremental snapshot chunk carry the
+// count of the snapshot's GTID position with index 0 (a resumed
+// snapshot's rows, its own position's), below every change streamed
+// after it; rows of an incremental snapshot chunk carry the
 // version the high watermark's row would have as a change. The records
 // of one PK change (delete, tombstone, create) and a delete's tombstone
 // share their change's version: a sink using it as an external version

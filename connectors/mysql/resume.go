@@ -30,6 +30,12 @@ package mysql
 // until the stream passes the last position, so a stop inside the
 // window resumes with the same filter.
 //
+// Debezium's MySQL connector does not resume an initial snapshot: one
+// interrupted is taken again from the start, every row sent again; its
+// incremental snapshots resume at the last chunk but need watermark
+// writes into a signal table. Resuming here needs neither: the filter
+// is computed from positions the source reads.
+//
 // Keys are compared by the server, in the key columns' own types and
 // collations (keyCompare, the condition the snapshot's chunk queries use,
 // evaluated on the change's key), never by a second comparison in Go.
