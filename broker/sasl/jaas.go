@@ -76,12 +76,21 @@ func ParseJAAS(s string) ([]JAASEntry, error) {
 // classLike reports whether s looks like a Java class name (a.b.C), safe
 // to show in an error.
 func classLike(s string) bool {
-	if !strings.Contains(s, ".") {
+	// A Java class name (dot-separated identifiers) whose simple name
+	// ends in LoginModule, as every JAAS login module's does; anything
+	// else in that place may be a misplaced value (a password).
+	segs := strings.Split(s, ".")
+	if len(segs) < 2 || !strings.HasSuffix(segs[len(segs)-1], "LoginModule") {
 		return false
 	}
-	for _, c := range s {
-		if !(c == '.' || c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+	for _, seg := range segs {
+		if seg == "" || seg[0] >= '0' && seg[0] <= '9' {
 			return false
+		}
+		for _, c := range seg {
+			if !(c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				return false
+			}
 		}
 	}
 	return true
