@@ -80,6 +80,22 @@ func (e *env) produce(t *testing.T, topic string, n int, key func(int) string, v
 	}
 }
 
+// consumeAndCommit polls cl (a group member) until it has read n records,
+// then commits what it read.
+func consumeAndCommit(ctx context.Context, t *testing.T, cl *kgo.Client, n int) {
+	t.Helper()
+	for got := 0; got < n; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)

@@ -28,16 +28,7 @@ func TestGroupsPage(t *testing.T) {
 		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for got := 0; got < 30; {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		got += fs.NumRecords()
-	}
-	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
-		t.Fatal(err)
-	}
+	consumeAndCommit(ctx, t, cl, 30)
 	e.produce(t, "clicks", 15, func(i int) string { return fmt.Sprint(i) }, func(i int) []byte { return []byte("{}") })
 
 	tab := br.Tab(t, browsertest.TabOptions{Width: 390, Height: 844})
@@ -96,16 +87,7 @@ func TestConsumerProtocolGroupPage(t *testing.T) {
 		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for got := 0; got < 20; {
-		fs := cl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		got += fs.NumRecords()
-	}
-	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
-		t.Fatal(err)
-	}
+	consumeAndCommit(ctx, t, cl, 20)
 	e.produce(t, "views", 7, func(i int) string { return fmt.Sprint(i) }, func(i int) []byte { return []byte("{}") })
 
 	// The group page, once the member holds all three partitions.

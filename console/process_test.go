@@ -122,16 +122,7 @@ func TestWeirBrokerConsole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gcl.Close()
-	for got := 0; got < 24; {
-		fs := gcl.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		got += fs.NumRecords()
-	}
-	if err := gcl.CommitUncommittedOffsets(ctx); err != nil {
-		t.Fatal(err)
-	}
+	consumeAndCommit(ctx, t, gcl, 24)
 	if err := cl.ProduceSync(ctx, recs[:6]...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
