@@ -224,7 +224,7 @@ func TestExactlyOnceSourceRequiresPositions(t *testing.T) {
 					t.Fatalf("restored sp%d = %x, want 49", i, p)
 				}
 			}
-			checkExactlyOnce(t, committedValues(t, tb.Addr, topic), 3, 80)
+			checkExactlyOnce(t, committedValues(txntest.ReadCommittedSettled(t, tb.Addr, topic)), 3, 80)
 
 			// --reset: from scratch on purpose.
 			deleteTopic(t, tb.Addr, offsets)

@@ -55,9 +55,14 @@ func eosChildMain() {
 
 // committedValues returns the record values of topic per key, in offset
 // order, as a read_committed consumer sees them.
-func committedValues(t *testing.T, addr, topic string) map[string][]string {
+// committedValues groups recs' values by key (source partition).
+// Callers read with txntest.ReadCommittedSettled once the source has
+// stopped: a commit's markers are written after EndTxn answers (Apache
+// Kafka writes them asynchronously), so the last stable offset may not
+// cover the last commit yet.
+func committedValues(recs []*kgo.Record) map[string][]string {
 	out := map[string][]string{}
-	for _, r := range txntest.ReadCommitted(t, addr, topic) {
+	for _, r := range recs {
 		out[string(r.Key)] = append(out[string(r.Key)], string(r.Value))
 	}
 	return out
@@ -107,7 +112,7 @@ func TestExactlyOnceSourceRestores(t *testing.T) {
 					t.Fatalf("restored sp%d = %x, want 199", i, p)
 				}
 			}
-			got := committedValues(t, tb.Addr, topic)
+			got := committedValues(txntest.ReadCommittedSettled(t, tb.Addr, topic))
 			// sp0's record 17 is too large: dead-lettered, in the transaction.
 			if len(got["sp0"]) != 299 || got["sp0"][17] != "sp0-18" {
 				t.Fatalf("sp0: %d records (want 299 without record 17)", len(got["sp0"]))
@@ -166,7 +171,7 @@ func TestExactlyOnceSourceFencesZombie(t *testing.T) {
 			if p := src2.restored["sp0"]; binary.BigEndian.Uint64(p) != 49 {
 				t.Fatalf("restored sp0 = %d, want 49 (the zombie's 79 was never committed)", binary.BigEndian.Uint64(p))
 			}
-			checkExactlyOnce(t, committedValues(t, tb.Addr, topic), 2, 100)
+			checkExactlyOnce(t, committedValues(txntest.ReadCommittedSettled(t, tb.Addr, topic)), 2, 100)
 			err = zombie.EndTransaction(ctx, kgo.TryCommit)
 			if err == nil {
 				t.Fatal("the fenced zombie committed its transaction")
@@ -241,7 +246,7 @@ func TestExactlyOnceSourceKillDashNine(t *testing.T) {
 			}
 			var got map[string][]string
 			testbroker.CheckFor(t, 180*time.Second, func() error {
-				got = committedValues(t, tb.Addr, topic)
+				got = committedValues(txntest.ReadCommitted(t, tb.Addr, topic))
 				for i := 0; i < parts; i++ {
 					if n := len(got[fmt.Sprintf("sp%d", i)]); n < limit {
 						return fmt.Errorf("sp%d: %d of %d records committed", i, n, limit)
@@ -253,7 +258,7 @@ func TestExactlyOnceSourceKillDashNine(t *testing.T) {
 			if err := child.Wait(); err != nil {
 				t.Errorf("child exit: %v (logs in %s)", err, logDir)
 			}
-			got = committedValues(t, tb.Addr, topic)
+			got = committedValues(txntest.ReadCommittedSettled(t, tb.Addr, topic))
 			checkExactlyOnce(t, got, parts, limit)
 			// The log holds more than the committed records plus markers:
 			// the kills left transactions that were aborted.
