@@ -23,6 +23,10 @@ type statusWriter struct {
 	written map[string]bool // component keys last written
 	prev    map[string]Status
 	prevAt  time.Time
+	started time.Time // this run's first report
+	// cleaned is set once the records a previous run left were read
+	// (and so are deleted by the next report).
+	cleaned bool
 }
 
 // startStatus starts the status reporter of a worker.
@@ -41,21 +45,11 @@ func (r *Runner) startStatus() {
 			r.log.Warn("worker status: client", zap.Error(err))
 			return
 		}
-		w.stat = &statusWriter{cl: cl, written: map[string]bool{}}
-		// Records a previous run of this worker left (a kill -9) are
-		// deleted by the first report unless still true.
-		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
-		if prev, err := workgroup.ReadStatus(rctx, r.opts.Client, w.opts.Group); err == nil {
-			for _, c := range prev.Components {
-				if c.Worker == w.opts.ID {
-					w.stat.written[workgroup.ComponentKey(w.opts.Group, c.Component, c.Worker)] = true
-				}
-			}
-		}
-		rcancel()
+		w.stat = &statusWriter{cl: cl, written: map[string]bool{}, started: time.Now()}
 		tk := time.NewTicker(StatusInterval)
 		defer tk.Stop()
 		for {
+			r.readPrevStatus(ctx)
 			r.reportStatus(ctx, false)
 			select {
 			case <-ctx.Done():
@@ -64,6 +58,33 @@ func (r *Runner) startStatus() {
 			}
 		}
 	}()
+}
+
+// readPrevStatus notes the component records a previous run of this
+// worker left (a kill -9), so that the next report deletes those no
+// longer true. Until the topic could be read it tries again before each
+// report (brokers restarting with the worker); readers meanwhile leave
+// out records older than this run (WorkerStatus.Started).
+func (r *Runner) readPrevStatus(ctx context.Context) {
+	w := r.wg
+	if w.stat.cleaned {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	prev, err := workgroup.ReadStatus(rctx, r.opts.Client, w.opts.Group)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Debug("worker status: reading the previous run's records", zap.Error(err))
+		}
+		return
+	}
+	for _, c := range prev.Components {
+		if c.Worker == w.opts.ID {
+			w.stat.written[workgroup.ComponentKey(w.opts.Group, c.Component, c.Worker)] = true
+		}
+	}
+	w.stat.cleaned = true
 }
 
 func (r *Runner) createStatusTopic(ctx context.Context) error {
@@ -104,7 +125,7 @@ func (r *Runner) reportStatus(ctx context.Context, final bool) {
 	hash := w.pipelines
 	placement := w.placement
 	r.mu.Unlock()
-	ws := workgroup.WorkerStatus{Group: group, Worker: worker, State: "running", Pipelines: hash, At: now}
+	ws := workgroup.WorkerStatus{Group: group, Worker: worker, State: "running", Pipelines: hash, Started: sw.started, At: now}
 	if a := w.g.Assignment(); a != nil {
 		ws.Leader = a.Leader
 	}

@@ -25,7 +25,10 @@ import (
 // A worker rewrites its records every few seconds (At says when) and
 // deletes (tombstones) those of components it no longer runs; a clean
 // stop marks the worker "stopped". A worker killed leaves its last
-// records, which age: readers show how long ago they were written.
+// records, which age: readers show how long ago they were written. When
+// it starts again, its component records written before its new run
+// started are not shown (its first reports also delete them, when it
+// can read the topic).
 const StatusTopic = "weir-worker-status"
 
 // WorkerStatus is one worker's report.
@@ -37,9 +40,12 @@ type WorkerStatus struct {
 	// Pipelines is the hash of the pipeline files it loaded.
 	Pipelines string `json:"pipelines"`
 	// Leader and Generation of its last assignment.
-	Leader     string    `json:"leader,omitempty"`
-	Generation int32     `json:"generation,omitempty"`
-	At         time.Time `json:"at"`
+	Leader     string `json:"leader,omitempty"`
+	Generation int32  `json:"generation,omitempty"`
+	// Started is when this run of the worker started reporting: its
+	// component records from before then are a killed run's.
+	Started time.Time `json:"started,omitzero"`
+	At      time.Time `json:"at"`
 }
 
 // ComponentStatus is one component on one worker.
@@ -122,12 +128,19 @@ func NewStatusReader(group string) *StatusReader {
 }
 
 // Status returns the view, workers by id, components by id then worker.
+// A component reported before its worker's current run started is left
+// out: a run killed before it could delete it.
 func (s *StatusReader) Status() Status {
 	var st Status
+	started := map[string]time.Time{}
 	for _, w := range s.workers {
 		st.Workers = append(st.Workers, w)
+		started[w.Worker] = w.Started
 	}
 	for _, c := range s.comps {
+		if c.At.Before(started[c.Worker]) {
+			continue
+		}
 		st.Components = append(st.Components, c)
 	}
 	sort.Slice(st.Workers, func(i, j int) bool { return st.Workers[i].Worker < st.Workers[j].Worker })
