@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"weir/internal/mvnpeer"
 )
 
 // Cluster is several Apache Kafka 4.4 KRaft nodes, each broker and
@@ -116,8 +118,9 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*Cluster, error) {
 }
 
 func (c *Cluster) java(args ...string) *exec.Cmd {
-	return exec.Command("java", append([]string{"-Xmx" + c.heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-		"-Dlog4j2.level=WARN", "-cp", c.cp, "weir.kafkapeer.Launcher"}, args...)...)
+	// Nodes only map the build's class-data archive (they are killed, so
+	// they cannot write it: a single broker does, kafkapeer.go).
+	return exec.Command("java", javaArgs(c.heap, c.cp, mvnpeer.ShareArchive(c.cp, false), args...)...)
 }
 
 // Bootstrap is every node's listener, comma-separated.

@@ -52,6 +52,9 @@ type Kafka struct {
 	cmd                *exec.Cmd
 	done               chan error
 	log                string
+	// share is the JVM's class-data archive use (internal/mvnpeer,
+	// cds.go); when it writes the archive, Stop ends it with SIGTERM.
+	share *mvnpeer.Share
 }
 
 // Available reports why the broker cannot run here ("" when it can).
@@ -147,9 +150,8 @@ func Start(ctx context.Context, o Options) (*Kafka, error) {
 	if err := os.WriteFile(conf, []byte(strings.Join(props, "\n")+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	java := func(args ...string) *exec.Cmd {
-		return exec.Command("java", append([]string{"-Xmx" + o.Heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-			"-Dlog4j2.level=WARN", "-cp", cp, "weir.kafkapeer.Launcher"}, args...)...)
+	java := func(share *mvnpeer.Share, args ...string) *exec.Cmd {
+		return exec.Command("java", javaArgs(o.Heap, cp, share, args...)...)
 	}
 	format := []string{"format", "--standalone", "-t", "V2VpckthZmthUGVlcjEyMw", "-c", conf}
 	for _, u := range sortedKeys(o.SCRAM) {
@@ -157,18 +159,22 @@ func Start(ctx context.Context, o Options) (*Kafka, error) {
 			format = append(format, "--add-scram", fmt.Sprintf("%s=[name=%s,password=%s]", m, u, o.SCRAM[u]))
 		}
 	}
-	if out, err := java(format...).CombinedOutput(); err != nil {
+	// The storage tool only maps the archive: the broker writes it, as it
+	// loads far more classes.
+	if out, err := java(mvnpeer.ShareArchive(cp, false), format...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("kafka storage format: %v\n%s", err, out)
 	}
 	logf, err := os.Create(k.log)
 	if err != nil {
 		return nil, err
 	}
-	k.cmd = java("start", conf)
+	k.share = mvnpeer.ShareArchive(cp, true)
+	k.cmd = java(k.share, "start", conf)
 	k.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no orphan broker if the test process dies
 	k.cmd.Stdout, k.cmd.Stderr = logf, logf
 	if err := k.cmd.Start(); err != nil {
 		logf.Close()
+		k.share.Done(false)
 		return nil, err
 	}
 	go func() { k.done <- k.cmd.Wait(); logf.Close() }()
@@ -180,6 +186,7 @@ func Start(ctx context.Context, o Options) (*Kafka, error) {
 		select {
 		case err := <-k.done:
 			k.done <- err
+			k.share.Done(false)
 			return nil, fmt.Errorf("kafka exited while starting: %v\n%s", err, k.Log())
 		case <-ctx.Done():
 			k.Stop()
@@ -199,13 +206,41 @@ func (k *Kafka) Log() string {
 	return string(b)
 }
 
-// Stop kills the broker and waits for it.
+// Stop kills the broker and waits for it. A broker writing its build's
+// class-data archive (the first one started on a build) is stopped with
+// SIGTERM instead, so that its JVM exits and writes it (killed after a
+// minute).
 func (k *Kafka) Stop() {
-	if k.cmd.Process != nil {
-		_ = k.cmd.Process.Kill()
+	if k.cmd.Process == nil {
+		return
 	}
+	if k.share != nil && k.share.Dumping {
+		_ = k.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-k.done:
+			k.done <- err
+			k.share.Done(err == nil || isTerm(err))
+			return
+		case <-time.After(time.Minute):
+			k.share.Done(false)
+		}
+	}
+	_ = k.cmd.Process.Kill()
 	err := <-k.done
 	k.done <- err
+}
+
+// isTerm: the JVM ended by SIGTERM (Kafka's shutdown hook ran; java
+// exits 143).
+func isTerm(err error) bool {
+	ee, ok := err.(*exec.ExitError)
+	return ok && ee.ExitCode() == 143
+}
+
+// javaArgs is the java command line of the launcher with args.
+func javaArgs(heap, cp string, share *mvnpeer.Share, args ...string) []string {
+	jvm := append([]string{"-Xmx" + heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}, share.Args...)
+	return append(append(jvm, "-Dlog4j2.level=WARN", "-cp", cp, "weir.kafkapeer.Launcher"), args...)
 }
 
 func sortedKeys(m map[string]string) []string {

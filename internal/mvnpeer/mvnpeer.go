@@ -28,7 +28,9 @@ var mu sync.Mutex // Build within one process
 
 // Build compiles the project when its launcher is missing or older than
 // its sources (offline first, then from Maven Central) and returns the
-// classpath to run it with.
+// classpath to run it with: the cached build's jars, listed one by one
+// (ShareArchive, cds.go), or target/classes and target/lib/* without a
+// cache.
 func (p Project) Build() (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -46,16 +48,25 @@ func (p Project) Build() (string, error) {
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 
-	cp := filepath.Join(mod, "target", "classes") + string(os.PathListSeparator) + filepath.Join(mod, "target", "lib", "*")
-	if p.upToDate(mod) {
-		return cp, nil
-	}
 	key, err := p.key(mod)
 	if err != nil {
 		return "", err
 	}
+	// The cached build's classpath (explicit jars, for class-data
+	// sharing: cds.go), else target/'s.
+	classpath := func() string {
+		if root := cacheRoot(); root != "" {
+			if cp := cachedClasspath(filepath.Join(root, key)); cp != "" {
+				return cp
+			}
+		}
+		return filepath.Join(mod, "target", "classes") + string(os.PathListSeparator) + filepath.Join(mod, "target", "lib", "*")
+	}
+	if p.upToDate(mod) {
+		return classpath(), nil
+	}
 	if restore(key, mod) && p.upToDate(mod) {
-		return cp, nil
+		return classpath(), nil
 	}
 	args := []string{"-q", "-B", "-f", filepath.Join(p.Dir, "pom.xml")}
 	if p.Module != "" {
@@ -73,7 +84,7 @@ func (p Project) Build() (string, error) {
 		return "", fmt.Errorf("mvn package of %s left no launcher in target/", mod)
 	}
 	save(key, mod)
-	return cp, nil
+	return classpath(), nil
 }
 
 // upToDate: target/lib holds jars and the compiled launcher is newer than

@@ -22,3 +22,14 @@ func Available() string {
 func Classpath() (string, error) {
 	return mvnpeer.Project{Dir: filepath.Join(mvnpeer.SourceDir(), "java"), Launcher: "weir/eostest/TxnScenarios.class"}.Build()
 }
+
+// Java returns the java command line options of a Java peer on classpath
+// cp (from Classpath) with heap heap and its class-data archive
+// (internal/mvnpeer, cds.go), which the JVM writes when dump is set, no
+// archive is there yet and it exits normally: share.Done(ok) must then
+// follow its exit. The main class and its arguments follow.
+func Java(cp, heap string, dump bool) (args []string, share *mvnpeer.Share) {
+	share = mvnpeer.ShareArchive(cp, dump)
+	args = append([]string{"-Xmx" + heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}, share.Args...)
+	return append(args, "-Dlog4j2.level=WARN", "-cp", cp), share
+}

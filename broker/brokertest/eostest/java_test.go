@@ -102,10 +102,11 @@ func runScenarios(t *testing.T, bootstrap, prefix string, scenarios []string) ma
 	}
 	defer logf.Close()
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "java", append([]string{"-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-		"-Dlog4j2.level=WARN", "-cp", cp, "weir.eostest.TxnScenarios", bootstrap, prefix}, scenarios...)...)
+	java, share := Java(cp, "256m", true)
+	cmd := exec.CommandContext(ctx, "java", append(append(java, "weir.eostest.TxnScenarios", bootstrap, prefix), scenarios...)...)
 	cmd.Stdout, cmd.Stderr = &out, logf
 	runErr := cmd.Run()
+	share.Done(runErr == nil)
 	results := map[string]string{}
 	failed := runErr != nil
 	sc := bufio.NewScanner(&out)

@@ -219,8 +219,8 @@ func startWordCount(t *testing.T, seeds []string, app, in, out, state, logPath s
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	cmd := exec.Command("java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dlog4j2.level=WARN",
-		"-cp", cp, "weir.eostest.WordCount", strings.Join(seeds, ","), app, in, out, state)
+	java, _ := Java(cp, "256m", false) // killed: it cannot write the archive
+	cmd := exec.Command("java", append(java, "weir.eostest.WordCount", strings.Join(seeds, ","), app, in, out, state)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -82,9 +82,13 @@ func Run(ctx context.Context, class string, args ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, "java", append([]string{"-Xmx" + Heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-		"-Dlog4j2.level=WARN", "-cp", cp, "weir.kafkatools.Launcher", class}, args...)...)
+	// The tools' class-data archive (internal/mvnpeer, cds.go): 0.83 →
+	// 0.40 CPU-s a run (kafka-topics --list); the first run writes it.
+	share := mvnpeer.ShareArchive(cp, true)
+	jvm := append([]string{"-Xmx" + Heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}, share.Args...)
+	cmd := exec.CommandContext(ctx, "java", append(append(jvm, "-Dlog4j2.level=WARN", "-cp", cp, "weir.kafkatools.Launcher", class), args...)...)
 	out, err := cmd.CombinedOutput()
+	share.Done(err == nil)
 	if err != nil {
 		return string(out), fmt.Errorf("%s %v: %w\n%s", filepath.Ext(class)[1:], args, err, out)
 	}

@@ -46,6 +46,7 @@ type Server struct {
 	Flavor Flavor
 
 	cmd    *exec.Cmd
+	share  *mvnpeer.Share // class-data archive use (internal/mvnpeer, cds.go)
 	stdin  io.WriteCloser
 	home   string
 	exited chan struct{}
@@ -156,8 +157,11 @@ func start(f Flavor, settings map[string]string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"-Xms" + Heap, "-Xmx" + Heap, "-XX:+UseSerialGC", "-Djava.awt.headless=true",
-		"-Dlog4j2.disable.jmx=true", "-cp", cp, "weir.searchtest.Launcher", home}
+	// The first server of a build writes its class-data archive when
+	// Stop ends it (internal/mvnpeer, cds.go).
+	share := mvnpeer.ShareArchive(cp, true)
+	args := append([]string{"-Xms" + Heap, "-Xmx" + Heap, "-XX:+UseSerialGC"}, share.Args...)
+	args = append(args, "-Djava.awt.headless=true", "-Dlog4j2.disable.jmx=true", "-cp", cp, "weir.searchtest.Launcher", home)
 	keys := make([]string, 0, len(settings))
 	for k := range settings {
 		keys = append(keys, k)
@@ -184,9 +188,10 @@ func start(f Flavor, settings map[string]string) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		os.RemoveAll(home)
+		share.Done(false)
 		return nil, fmt.Errorf("starting java: %w", err)
 	}
-	s := &Server{Flavor: f, cmd: cmd, stdin: stdin, home: home, exited: make(chan struct{})}
+	s := &Server{Flavor: f, cmd: cmd, share: share, stdin: stdin, home: home, exited: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -209,6 +214,7 @@ func start(f Flavor, settings map[string]string) (*Server, error) {
 	case <-s.exited:
 		log, _ := os.ReadFile(logf.Name())
 		os.RemoveAll(home)
+		share.Done(false)
 		return nil, fmt.Errorf("%s launcher exited before listening:\n%s", f, tail(log, 4000))
 	case <-time.After(startTimeout):
 		log, _ := os.ReadFile(logf.Name())
@@ -239,12 +245,17 @@ func tail(b []byte, n int) []byte {
 func (s *Server) Stop() {
 	s.once.Do(func() {
 		s.stdin.Close()
+		wait := 20 * time.Second
+		if s.share.Dumping {
+			wait = 2 * time.Minute // the JVM writes the archive as it exits
+		}
 		select {
 		case <-s.exited:
-		case <-time.After(20 * time.Second):
+		case <-time.After(wait):
 			s.cmd.Process.Kill()
 			<-s.exited
 		}
+		s.share.Done(s.cmd.ProcessState.Success())
 		os.RemoveAll(s.home)
 	})
 }

@@ -52,6 +52,7 @@ type Event struct {
 // Engine is a running Debezium embedded engine.
 type Engine struct {
 	cmd     *exec.Cmd
+	share   *mvnpeer.Share // class-data archive use (internal/mvnpeer, cds.go)
 	stdin   io.WriteCloser
 	dir     string
 	logPath string
@@ -128,8 +129,11 @@ func start(cfg Config) (*Engine, error) {
 	for k, v := range cfg.Extra {
 		props[k] = v
 	}
-	args := []string{"-Xms64m", "-Xmx" + Heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp, "weir.debeziumtest.Launcher", dir}
+	// The first engine of a build writes its class-data archive when Stop
+	// ends it (internal/mvnpeer, cds.go).
+	share := mvnpeer.ShareArchive(cp, true)
+	args := append([]string{"-Xms64m", "-Xmx" + Heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"}, share.Args...)
+	args = append(args, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp, "weir.debeziumtest.Launcher", dir)
 	for k, v := range props {
 		args = append(args, k+"="+v)
 	}
@@ -143,7 +147,7 @@ func start(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cmd: cmd, stdin: stdin, dir: dir, logPath: filepath.Join(dir, "launcher.log"), exited: make(chan struct{})}
+	e := &Engine{cmd: cmd, share: share, stdin: stdin, dir: dir, logPath: filepath.Join(dir, "launcher.log"), exited: make(chan struct{})}
 	logf, err := os.Create(e.logPath)
 	if err != nil {
 		return nil, err
@@ -152,6 +156,7 @@ func start(cfg Config) (*Engine, error) {
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		os.RemoveAll(dir)
+		share.Done(false)
 		return nil, fmt.Errorf("starting java: %w", err)
 	}
 	started := make(chan struct{})
@@ -172,6 +177,7 @@ func start(cfg Config) (*Engine, error) {
 	case <-e.exited:
 		err := fmt.Errorf("launcher exited before its connector task started (%s):\n%s", e.stoppedLine(), e.logTail())
 		os.RemoveAll(dir)
+		share.Done(false)
 		return nil, err
 	case <-time.After(120 * time.Second):
 		err := fmt.Errorf("connector task not started within 120s:\n%s", e.logTail())
@@ -282,12 +288,17 @@ func (e *Engine) Log() string { return e.logTail() }
 func (e *Engine) Stop() {
 	e.once.Do(func() {
 		e.stdin.Close()
+		wait := 30 * time.Second
+		if e.share.Dumping {
+			wait = 2 * time.Minute // the JVM writes the archive as it exits
+		}
 		select {
 		case <-e.exited:
-		case <-time.After(30 * time.Second):
+		case <-time.After(wait):
 			e.cmd.Process.Kill()
 			<-e.exited
 		}
+		e.share.Done(e.cmd.ProcessState.Success())
 		os.RemoveAll(e.dir)
 	})
 }
