@@ -3,6 +3,7 @@ package searchtest
 import (
 	"bufio"
 	"bytes"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -160,7 +161,7 @@ func start(f Flavor, settings map[string]string) (*Server, error) {
 	// The first server of a build writes its class-data archive when
 	// Stop ends it (internal/mvnpeer, cds.go).
 	share := mvnpeer.ShareArchive(cp, true)
-	args := append([]string{"-Xms" + Heap, "-Xmx" + Heap, "-XX:+UseSerialGC"}, share.Args...)
+	args := append(append([]string{"-Xms" + Heap, "-Xmx" + Heap, "-XX:+UseSerialGC"}, jit()...), share.Args...)
 	args = append(args, "-Djava.awt.headless=true", "-Dlog4j2.disable.jmx=true", "-cp", cp, "weir.searchtest.Launcher", home)
 	keys := make([]string, 0, len(settings))
 	for k := range settings {
@@ -231,6 +232,19 @@ func start(f Flavor, settings map[string]string) (*Server, error) {
 		return fail(fmt.Errorf("%s at %s not healthy: %w", f, s.URL, err))
 	}
 	return s, nil
+}
+
+// jit is the server's JIT options: tests stop at C1
+// (-XX:TieredStopAtLevel=1), since C2 compiling Elasticsearch's hot
+// paths costs more CPU than a test's few thousand documents win back
+// (connectors/elasticsearch's tests: the search servers' CPU 40 → 21 s,
+// the package's 42 → 23); benchmarks (-test.bench) keep the JVM's full
+// tiered compilation, as BENCHMARKS.md's figures were measured with it.
+func jit() []string {
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		return nil
+	}
+	return []string{"-XX:TieredStopAtLevel=1"}
 }
 
 func tail(b []byte, n int) []byte {
