@@ -9,11 +9,25 @@ import (
 
 // The first poll waits firstInterval, each later one twice as long as
 // the one before, up to maxInterval: a condition met at once costs
-// little, a slow one is not asked hundreds of times.
+// little, a slow one is not asked hundreds of times. A long wait (a
+// broker restarting, a worker taking over, a search index catching up)
+// is asked less often still: once it has lasted a second the interval is
+// a tenth of the time waited so far, up to maxLongInterval, so a
+// condition met after a wait of d is seen at most d/10 (and at most
+// maxLongInterval) late. Conditions read whole topics, search indexes
+// or run `weir status` processes; at ten polls a second, a two-minute
+// wait cost more CPU than what it waited for.
 const (
-	firstInterval = 5 * time.Millisecond
-	maxInterval   = 100 * time.Millisecond
+	firstInterval   = 5 * time.Millisecond
+	maxInterval     = 100 * time.Millisecond
+	maxLongInterval = time.Second
 )
+
+// nextInterval is the wait after a poll that waited interval, waited
+// in all.
+func nextInterval(interval, waited time.Duration) time.Duration {
+	return max(min(2*interval, maxInterval), min(waited/10, maxLongInterval))
+}
 
 // CheckFor polls cond until it returns nil, failing t with cond's last
 // error once timeout has passed (or at once when cond returns an error
@@ -29,7 +43,8 @@ func CheckFor(t testing.TB, timeout time.Duration, cond func() error) {
 // it returns nil once cond does, or an error wrapping cond's last error
 // once timeout has passed or cond returned an error made by Stop.
 func Poll(timeout time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := start.Add(timeout)
 	interval := firstInterval
 	for {
 		err := cond()
@@ -40,11 +55,13 @@ func Poll(timeout time.Duration, cond func() error) error {
 		if errors.As(err, &stop) {
 			return stop.err
 		}
-		if time.Now().After(deadline) {
+		now := time.Now()
+		if !now.Before(deadline) {
 			return fmt.Errorf("condition not met within %v: %w", timeout, err)
 		}
-		time.Sleep(interval)
-		interval = min(2*interval, maxInterval)
+		// The last poll is at the deadline, not up to an interval before.
+		time.Sleep(min(interval, deadline.Sub(now)))
+		interval = nextInterval(interval, time.Since(start))
 	}
 }
 

@@ -55,3 +55,35 @@ func TestPollStop(t *testing.T) {
 		t.Fatal("Stop(nil) is not nil")
 	}
 }
+
+// A long wait is polled less often: a tenth of the time waited, up to a
+// second, never less often than the short waits' 100 ms.
+func TestPollIntervalGrowsOnLongWaits(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ interval, waited, want time.Duration }{
+		{5 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond},
+		{80 * time.Millisecond, 200 * time.Millisecond, 100 * time.Millisecond},
+		{100 * time.Millisecond, 900 * time.Millisecond, 100 * time.Millisecond},
+		{100 * time.Millisecond, 5 * time.Second, 500 * time.Millisecond},
+		{500 * time.Millisecond, 2 * time.Minute, time.Second},
+	} {
+		if got := nextInterval(c.interval, c.waited); got != c.want {
+			t.Errorf("nextInterval(%v, %v) = %v, want %v", c.interval, c.waited, got, c.want)
+		}
+	}
+}
+
+// The last poll comes at the deadline, not an interval before it.
+func TestPollAsksAtTheDeadline(t *testing.T) {
+	t.Parallel()
+	const timeout = 1500 * time.Millisecond
+	start := time.Now()
+	var last time.Time
+	err := Poll(timeout, func() error {
+		last = time.Now()
+		return errors.New("never")
+	})
+	if err == nil || last.Sub(start) < timeout {
+		t.Fatalf("err %v, last poll %v after the start: want an error and a poll at %v or later", err, last.Sub(start), timeout)
+	}
+}
