@@ -216,12 +216,55 @@ const (
 	total       = appFiles * perFile
 )
 
-// appLogLine is line i of file f: JSON the example's pipeline parses, all
+// appLine is what line i of file f holds (appLogLine is the line): all
 // of one day (one daily index), levels info/warn/error (none filtered).
+type appLine struct {
+	TS                   time.Time
+	Lvl, Svc, Msg, Trace string
+	Status               int
+	Took                 float64
+}
+
+func appLineFields(f, i int) appLine {
+	return appLine{
+		TS:  time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 100 * time.Millisecond),
+		Lvl: [...]string{"INFO", "warn", "error"}[i%3], Svc: fmt.Sprintf("app%d", f),
+		Msg:    fmt.Sprintf("app%d %07d GET /v1/items -> 200 lorem ipsum dolor sit amet", f, i),
+		Trace:  fmt.Sprintf("%d-%07d", f, i),
+		Status: 200 + i%3*100, Took: float64(i%1000) + 0.5,
+	}
+}
+
+// appLogLine is line i of file f: JSON the example's pipeline parses
+// (TestAppLogLineFields: it parses to appLineFields(f, i)).
 func appLogLine(f, i int) string {
-	ts := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 100 * time.Millisecond)
-	return fmt.Sprintf(`{"ts":%q,"lvl":%q,"svc":"app%d","msg":"app%d %07d GET /v1/items -> 200 lorem ipsum dolor sit amet","trace":"%d-%07d","status":%d,"took":%d.5}`,
-		ts.Format(time.RFC3339Nano), [...]string{"INFO", "warn", "error"}[i%3], f, f, i, f, i, 200+i%3*100, i%1000)
+	l := appLineFields(f, i)
+	return fmt.Sprintf(`{"ts":%q,"lvl":%q,"svc":%q,"msg":%q,"trace":%q,"status":%d,"took":%d.5}`,
+		l.TS.Format(time.RFC3339Nano), l.Lvl, l.Svc, l.Msg, l.Trace, l.Status, i%1000)
+}
+
+// TestAppLogLineFields: each line the application writes is JSON whose
+// fields are appLineFields' (checkDocuments compares the documents with
+// those, not with a parse of each of the million lines).
+func TestAppLogLineFields(t *testing.T) {
+	for f := range appFiles {
+		for i := 0; i < perFile; i += 997 {
+			var line struct {
+				TS, Lvl, Svc, Msg, Trace string
+				Status                   int
+				Took                     float64
+			}
+			if err := json.Unmarshal([]byte(appLogLine(f, i)), &line); err != nil {
+				t.Fatalf("line %d of app%d.log: %v: %s", i, f, err, appLogLine(f, i))
+			}
+			ts, err := time.Parse(time.RFC3339Nano, line.TS)
+			want := appLineFields(f, i)
+			if err != nil || !ts.Equal(want.TS) || line.Lvl != want.Lvl || line.Svc != want.Svc || line.Msg != want.Msg ||
+				line.Trace != want.Trace || line.Status != want.Status || line.Took != want.Took {
+				t.Fatalf("line %d of app%d.log parses to %+v (ts %v, %v), want %+v", i, f, line, ts, err, want)
+			}
+		}
+	}
 }
 
 // writeAppLogs writes perFile lines to each of appFiles files in about
@@ -335,16 +378,10 @@ func checkDocuments(t *testing.T, es *searchtest.Server, index string) {
 				continue
 			}
 			seen[f*perFile+i]++
-			var line struct {
-				TS, Lvl, Svc, Msg, Trace string
-				Status                   int
-				Took                     float64
-			}
-			json.Unmarshal([]byte(appLogLine(f, i)), &line)
-			ts, _ := time.Parse(time.RFC3339Nano, line.TS)
+			line := appLineFields(f, i)
 			got, err := time.Parse(time.RFC3339Nano, s.Time)
 			if s.Msg != line.Msg || s.Level != strings.ToLower(line.Lvl) || s.Service != line.Svc || s.TraceID != line.Trace ||
-				s.Status != line.Status || s.DurationMS != line.Took || err != nil || !got.Equal(ts) ||
+				s.Status != line.Status || s.DurationMS != line.Took || err != nil || !got.Equal(line.TS) ||
 				!strings.HasPrefix(h.ID, "app_logs+") {
 				if bad++; bad <= 5 {
 					t.Errorf("document %s does not match line %d of app%d.log:\n  %+v\n  %s", h.ID, i, f, s, appLogLine(f, i))
