@@ -623,34 +623,25 @@ func (r *kgoReader) read(topic string, p int32, from int64, progress func(int64)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	adm := kadm.NewClient(a.cl)
-	var end int64
 	opts := []kgo.Opt{
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}}),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(64 << 20),
 		kgo.FetchMaxPartitionBytes(32 << 20),
 	}
+	// Up to the end (exactly-once: a stable end, committed data only;
+	// control records are kept, and skipped below, so the read sees the
+	// last offset).
+	wait := time.Minute
 	if a.cfg.ExactlyOnce {
-		// Up to a stable end, committed data only; control records are
-		// kept (and skipped below) so the read sees the last offset.
-		sctx, scancel := context.WithTimeout(ctx, 3*a.cfg.TransactionTimeout+30*time.Second)
-		var err error
-		end, err = stableEnd(sctx, adm, topic, p)
-		scancel()
-		if err != nil {
-			return err
-		}
+		wait = 3*a.cfg.TransactionTimeout + 30*time.Second
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
-	} else {
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err != nil {
-			return err
-		}
-		eo, ok := ends.Lookup(topic, p)
-		if !ok || eo.Err != nil {
-			return fmt.Errorf("end offset of %s/%d: %v", topic, p, eo.Err)
-		}
-		end = eo.Offset
+	}
+	ectx, ecancel := context.WithTimeout(ctx, wait)
+	end, err := changelogEnd(ectx, adm, topic, p, a.cfg.ExactlyOnce)
+	ecancel()
+	if err != nil {
+		return err
 	}
 	if end <= from {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 )
@@ -155,34 +156,70 @@ func (a *App) resetTasks() error {
 	return nil
 }
 
-// stableEnd waits until topic/p has no open transaction (its last
-// stable offset is its end offset) and returns that offset, so a restore
-// reads everything decided and nothing undecided. A killed writer's
-// transaction lasts until the coordinator aborts it (its timeout).
-func stableEnd(ctx context.Context, adm *kadm.Client, topic string, p int32) (int64, error) {
+// changelogEnd returns the end offset of changelog partition topic/p
+// that a restore reads up to. With stable set it waits until the
+// partition has no open transaction (its last stable offset is its end
+// offset), so a restore reads everything decided and nothing undecided;
+// a killed writer's transaction lasts until the coordinator aborts it
+// (its timeout). A partition the answer leaves out (a topic another
+// worker has just created, not yet in every broker's metadata) or a
+// retriable error is asked again until ctx ends.
+func changelogEnd(ctx context.Context, adm *kadm.Client, topic string, p int32, stable bool) (int64, error) {
+	var last error
 	for {
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err != nil {
-			return 0, err
-		}
-		stable, err := adm.ListCommittedOffsets(ctx, topic)
-		if err != nil {
-			return 0, err
-		}
-		eo, ok := ends.Lookup(topic, p)
-		so, ok2 := stable.Lookup(topic, p)
+		end, lso, err := listEnds(ctx, adm, topic, p, stable)
 		switch {
-		case !ok || !ok2:
-			return 0, fmt.Errorf("end offsets of %s/%d: partition missing", topic, p)
-		case eo.Err != nil || so.Err != nil:
-			return 0, fmt.Errorf("end offsets of %s/%d: %w", topic, p, errors.Join(eo.Err, so.Err))
-		case so.Offset >= eo.Offset:
-			return eo.Offset, nil
+		case err == nil && (!stable || lso >= end):
+			return end, nil
+		case err == nil:
+			last = fmt.Errorf("%s/%d still has an open transaction (last stable offset %d, end %d)", topic, p, lso, end)
+		case retriableEnd(err):
+			last = err
+		default:
+			return 0, err
 		}
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("%s/%d still has an open transaction (last stable offset %d, end %d): %w", topic, p, so.Offset, eo.Offset, ctx.Err())
+			return 0, fmt.Errorf("%w: %w", last, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// errPartitionMissing: a ListOffsets answer without the partition.
+var errPartitionMissing = errors.New("partition missing from the answer")
+
+func retriableEnd(err error) bool {
+	return errors.Is(err, errPartitionMissing) || errors.Is(err, kerr.UnknownTopicOrPartition) || kerr.IsRetriable(err)
+}
+
+// listEnds lists topic/p's end offset and, with stable, its last stable
+// offset.
+func listEnds(ctx context.Context, adm *kadm.Client, topic string, p int32, stable bool) (end, lso int64, err error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, 0, fmt.Errorf("end offset of %s/%d: %w", topic, p, err)
+	}
+	eo, ok := ends.Lookup(topic, p)
+	if !ok {
+		return 0, 0, fmt.Errorf("end offset of %s/%d: %w", topic, p, errPartitionMissing)
+	}
+	if eo.Err != nil {
+		return 0, 0, fmt.Errorf("end offset of %s/%d: %w", topic, p, eo.Err)
+	}
+	if !stable {
+		return eo.Offset, 0, nil
+	}
+	st, err := adm.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return 0, 0, fmt.Errorf("last stable offset of %s/%d: %w", topic, p, err)
+	}
+	so, ok := st.Lookup(topic, p)
+	if !ok {
+		return 0, 0, fmt.Errorf("last stable offset of %s/%d: %w", topic, p, errPartitionMissing)
+	}
+	if so.Err != nil {
+		return 0, 0, fmt.Errorf("last stable offset of %s/%d: %w", topic, p, so.Err)
+	}
+	return eo.Offset, so.Offset, nil
 }
