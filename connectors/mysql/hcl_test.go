@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,11 +81,24 @@ sink "file" "out" {
 		}
 		return nil
 	})
+	// The topic has 3 partitions: the file holds the rows in any order.
+	seen := map[int]bool{}
 	for i, l := range lines {
-		email := fmt.Sprintf("%c@example.com", 'a'+i)
+		var ev struct {
+			After struct{ ID int } `json:"after"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.After.ID < 1 || ev.After.ID > 3 {
+			t.Errorf("line %d: %s: no row id 1-3 (%v)", i, l, err)
+			continue
+		}
+		seen[ev.After.ID] = true
+		email := fmt.Sprintf("%c@example.com", 'a'+ev.After.ID-1)
 		if strings.Contains(l, "private") || strings.Contains(l, "notes") || strings.Contains(l, email) || !strings.Contains(l, sha("s", email)) {
 			t.Errorf("line %d: %s: want notes left out and email hashed", i, l)
 		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("rows %v in %s, want ids 1, 2 and 3", seen, out)
 	}
 	topic := "hcl." + e.name + ".cust"
 	cl := e.b.Client()
