@@ -239,8 +239,7 @@ func isTerm(err error) bool {
 
 // javaArgs is the java command line of the launcher with args.
 func javaArgs(heap, cp string, share *mvnpeer.Share, args ...string) []string {
-	jvm := append([]string{"-Xmx" + heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}, share.Args...)
-	return append(append(jvm, "-Dlog4j2.level=WARN", "-cp", cp, "weir.kafkapeer.Launcher"), args...)
+	return append(append(mvnpeer.JavaOptions(heap, cp, share), "weir.kafkapeer.Launcher"), args...)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -141,6 +141,26 @@ func ShareArchive(cp string, dump bool) *Share {
 	return s
 }
 
+// JavaOptions is the java command line, up to the main class, of a
+// test peer JVM on classpath cp (from Build) with heap heap: C1 only and
+// the serial collector (peers run briefly: the JIT's and GC's threads
+// would cost more CPU than they win back), s's archive options, Kafka's
+// log4j2 at WARN, the classpath. Options may follow it before the main
+// class.
+func JavaOptions(heap, cp string, s *Share) []string {
+	opts := append([]string{"-Xmx" + heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}, s.Args...)
+	return append(opts, "-Dlog4j2.level=WARN", "-cp", cp)
+}
+
+// ExitWait is how long to wait for a server JVM asked to stop before
+// killing it: normal, or longer when it writes the archive as it exits.
+func (s *Share) ExitWait(normal time.Duration) time.Duration {
+	if s.Dumping {
+		return max(normal, 2*time.Minute)
+	}
+	return normal
+}
+
 // Done ends a dumping launch after its JVM exited: the archive it wrote
 // becomes the build's when ok (the JVM did what it was run for), else it
 // is dropped; the lock is released.

@@ -30,6 +30,5 @@ func Classpath() (string, error) {
 // follow its exit. The main class and its arguments follow.
 func Java(cp, heap string, dump bool) (args []string, share *mvnpeer.Share) {
 	share = mvnpeer.ShareArchive(cp, dump)
-	args = append([]string{"-Xmx" + heap, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}, share.Args...)
-	return append(args, "-Dlog4j2.level=WARN", "-cp", cp), share
+	return mvnpeer.JavaOptions(heap, cp, share), share
 }

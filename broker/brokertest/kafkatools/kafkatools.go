@@ -87,8 +87,8 @@ func Run(ctx context.Context, class string, args ...string) (string, error) {
 	// One C1 compiler thread (allowed with C1 only): 0.408 → 0.383 CPU-s
 	// a run (mean of 6 alternated runs).
 	share := mvnpeer.ShareArchive(cp, true)
-	jvm := append([]string{"-Xmx" + Heap, "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1", "-XX:+UseSerialGC"}, share.Args...)
-	cmd := exec.CommandContext(ctx, "java", append(append(jvm, "-Dlog4j2.level=WARN", "-cp", cp, "weir.kafkatools.Launcher", class), args...)...)
+	jvm := append(mvnpeer.JavaOptions(Heap, cp, share), "-XX:CICompilerCount=1", "weir.kafkatools.Launcher", class)
+	cmd := exec.CommandContext(ctx, "java", append(jvm, args...)...)
 	out, err := cmd.CombinedOutput()
 	share.Done(err == nil)
 	if err != nil {

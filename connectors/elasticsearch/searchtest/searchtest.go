@@ -259,13 +259,9 @@ func tail(b []byte, n int) []byte {
 func (s *Server) Stop() {
 	s.once.Do(func() {
 		s.stdin.Close()
-		wait := 20 * time.Second
-		if s.share.Dumping {
-			wait = 2 * time.Minute // the JVM writes the archive as it exits
-		}
 		select {
 		case <-s.exited:
-		case <-time.After(wait):
+		case <-time.After(s.share.ExitWait(20 * time.Second)):
 			s.cmd.Process.Kill()
 			<-s.exited
 		}

@@ -288,13 +288,9 @@ func (e *Engine) Log() string { return e.logTail() }
 func (e *Engine) Stop() {
 	e.once.Do(func() {
 		e.stdin.Close()
-		wait := 30 * time.Second
-		if e.share.Dumping {
-			wait = 2 * time.Minute // the JVM writes the archive as it exits
-		}
 		select {
 		case <-e.exited:
-		case <-time.After(wait):
+		case <-time.After(e.share.ExitWait(30 * time.Second)):
 			e.cmd.Process.Kill()
 			<-e.exited
 		}
