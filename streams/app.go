@@ -307,7 +307,21 @@ func (a *App) loop(ctx context.Context) error {
 			return ferr
 		}
 		if err := a.produceErr(); err != nil {
-			return err
+			if a.sess == nil || !abortableProduce(err) {
+				return err
+			}
+			// Exactly-once: the refused write dooms only the open
+			// transaction; it aborts and the tasks reopen (eos.go).
+			a.log.Warn("a write was refused: aborting the transaction", zap.Error(err))
+			if err := a.abortTxn(ctx); err != nil {
+				return err
+			}
+			if err := a.begin(); err != nil {
+				return err
+			}
+			last = time.Now()
+			a.cl.AllowRebalance()
+			continue
 		}
 		if time.Since(last) >= a.cfg.CommitInterval {
 			if err := a.commitDue(ctx); err != nil {
@@ -379,7 +393,7 @@ func (a *App) promiseFn(r *kgo.Record, err error) {
 	}
 	a.prodMu.Lock()
 	if a.prodErr == nil {
-		a.prodErr = fmt.Errorf("%w: topic %s partition %d: %v", ErrProduce, r.Topic, r.Partition, err)
+		a.prodErr = fmt.Errorf("%w: topic %s partition %d: %w", ErrProduce, r.Topic, r.Partition, err)
 	}
 	a.prodMu.Unlock()
 }

@@ -111,6 +111,11 @@ func (a *App) commitTxn(ctx context.Context) (committed bool, err error) {
 	if ferr != nil {
 		if _, err := a.sess.End(ctx, kgo.TryAbort); err != nil {
 			a.log.Warn("aborting after a failure", zap.Error(err))
+			return false, ferr
+		}
+		if abortableProduce(ferr) {
+			a.log.Warn("a write was refused: the transaction aborted", zap.Error(ferr))
+			return false, nil
 		}
 		return false, ferr
 	}
@@ -122,6 +127,18 @@ func (a *App) commitTxn(ctx context.Context) (committed bool, err error) {
 		a.txns.Add(1)
 	}
 	return committed, nil
+}
+
+// abortableProduce reports whether err, a write the exactly-once producer
+// had refused, dooms only the open transaction: TRANSACTION_ABORTABLE, or
+// INVALID_TXN_STATE, the name Produce v10 and older give it (the broker's
+// transaction verification found the partition outside the producer's
+// ongoing transaction, KIP-890). As Kafka Streams does with
+// TransactionAbortableException (TaskCorruptedException), the transaction
+// aborts and the tasks reopen from their changelogs; every other refused
+// write stops the app.
+func abortableProduce(err error) bool {
+	return errors.Is(err, ErrProduce) && (errors.Is(err, kerr.TransactionAbortable) || errors.Is(err, kerr.InvalidTxnState))
 }
 
 // abortTxn aborts the open transaction and resets the tasks.

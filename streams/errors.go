@@ -22,7 +22,10 @@ var (
 	// ErrConfig: an App setting is invalid (the message names it).
 	ErrConfig = errors.New("invalid streams config")
 	// ErrProduce: the broker refused a record the app wrote; the app
-	// stops without committing the offsets behind it.
+	// stops without committing the offsets behind it (exactly-once: a
+	// refusal that dooms only the transaction, TRANSACTION_ABORTABLE or
+	// INVALID_TXN_STATE, aborts it instead, and processing resumes from
+	// the committed offsets). It wraps the broker's error.
 	ErrProduce = errors.New("produce failed")
 	// ErrClosed: the app or driver is closed.
 	ErrClosed = errors.New("streams app closed")
