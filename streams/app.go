@@ -271,10 +271,7 @@ func (a *App) loop(ctx context.Context) error {
 			// Tasks moved during the transaction: it aborts (and what
 			// this poll returned is fetched again from the committed
 			// offsets).
-			if err := a.abortTxn(ctx); err != nil {
-				return err
-			}
-			if err := a.begin(); err != nil {
+			if err := a.abortAndBegin(ctx); err != nil {
 				return err
 			}
 			last = time.Now()
@@ -313,10 +310,7 @@ func (a *App) loop(ctx context.Context) error {
 			// Exactly-once: the refused write dooms only the open
 			// transaction; it aborts and the tasks reopen (eos.go).
 			a.log.Warn("a write was refused: aborting the transaction", zap.Error(err))
-			if err := a.abortTxn(ctx); err != nil {
-				return err
-			}
-			if err := a.begin(); err != nil {
+			if err := a.abortAndBegin(ctx); err != nil {
 				return err
 			}
 			last = time.Now()

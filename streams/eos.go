@@ -151,6 +151,15 @@ func (a *App) abortTxn(ctx context.Context) error {
 	return a.resetTasks()
 }
 
+// abortAndBegin aborts the open transaction (abortTxn) and begins the
+// next one.
+func (a *App) abortAndBegin(ctx context.Context) error {
+	if err := a.abortTxn(ctx); err != nil {
+		return err
+	}
+	return a.begin()
+}
+
 // resetTasks follows an aborted transaction: the tasks' stores hold its
 // updates, so every task is closed without checkpoint and opened again
 // from its changelog (the session has rewound the consumer to the
