@@ -146,6 +146,10 @@ type App struct {
 	sess         *kgo.GroupTransactSession
 	abortPending atomic.Bool
 	txns, aborts atomic.Int64
+	// processed: the open transaction has processed input (the loop's;
+	// begin clears it). An abort before that leaves the stores as the
+	// last commit left them, so the tasks stay open (resetTasks).
+	processed bool
 
 	mu    sync.Mutex // guards tasks against metric readers
 	tasks map[string]*task
@@ -294,6 +298,7 @@ func (a *App) loop(ctx context.Context) error {
 			if t == nil {
 				return
 			}
+			a.processed = true
 			for _, r := range p.Records {
 				t.process(r)
 			}
@@ -317,7 +322,8 @@ func (a *App) loop(ctx context.Context) error {
 			a.cl.AllowRebalance()
 			continue
 		}
-		if time.Since(last) >= a.cfg.CommitInterval {
+		due := time.Since(last) >= a.cfg.CommitInterval
+		if due {
 			if err := a.commitDue(ctx); err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -326,7 +332,13 @@ func (a *App) loop(ctx context.Context) error {
 			}
 			last = time.Now()
 		}
-		a.cl.AllowRebalance()
+		// Exactly-once: a rebalance waits for the end of the
+		// transaction (at most a commit interval), so its callbacks,
+		// whose restores can outlast the transaction timeout, never run
+		// with writes open at the coordinator (eos.go).
+		if a.sess == nil || due {
+			a.cl.AllowRebalance()
+		}
 	}
 }
 

@@ -111,11 +111,16 @@
 // aborts, rejoins and reopens its tasks, or, when the end of its
 // transaction cannot complete within TransactionTimeout, Run returns the
 // error (fail-stop: a restart begins with a new producer from the
-// committed offsets; weir run restarts a failed stream). Unlike Kafka Streams, which commits
-// before tasks move, a rebalance that revokes or loses tasks during a
-// transaction aborts it, and the instance reopens the tasks it keeps
-// from their changelogs. The cost is per commit (BENCHMARKS.md): each
-// commit interval ends with a transaction commit (TxnOffsetCommit,
+// committed offsets; weir run restarts a failed stream). Rebalances run
+// between transactions: the instance lets one in only right after a
+// commit (a rebalance waits at most CommitInterval), so the restores a
+// rebalance starts never hold a transaction open past its timeout, and
+// tasks move with nothing uncommitted, as Kafka Streams commits before
+// tasks move; the instance keeps its other tasks open. Tasks lost in the
+// middle of a transaction (an expired session) abort it, and the
+// instance reopens the tasks it keeps from their changelogs. The cost is
+// per commit (BENCHMARKS.md): each commit interval ends with a
+// transaction commit (TxnOffsetCommit,
 // EndTxn, markers on every partition written) during which the instance
 // processes nothing, and records are held back from read_committed
 // readers until then, so CommitInterval is also the output latency.

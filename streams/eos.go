@@ -31,6 +31,15 @@ import (
 //     TransactionTimeout; until then read_committed consumers, and the
 //     next owner's offset fetch (require_stable: UNSTABLE_OFFSET_COMMIT),
 //     wait.
+//   - Rebalances run between transactions: the loop allows one
+//     (BlockRebalanceOnPoll) only right after a transaction ended, before
+//     the next one writes anything, so a rebalance waits at most one
+//     commit interval. Its callbacks restore the tasks they assign, and a
+//     restore can last longer than the transaction timeout (it waits
+//     until a killed owner's transaction is aborted, then reads the
+//     changelog): a transaction with writes open across it would be
+//     aborted by the coordinator, which fences the producer (a new
+//     epoch), and the instance would stop.
 //   - A rebalance that revokes or loses tasks during a transaction, or a
 //     commit that fails abortably, aborts the whole transaction: the
 //     instance closes every task without checkpoint (its stores hold
@@ -75,6 +84,7 @@ func (a *App) begin() error {
 	if a.sess == nil {
 		return nil
 	}
+	a.processed = false
 	if err := a.sess.Begin(); err != nil {
 		return fmt.Errorf("streams app %s: beginning a transaction: %w", a.cfg.ApplicationID, err)
 	}
@@ -163,13 +173,20 @@ func (a *App) abortAndBegin(ctx context.Context) error {
 // resetTasks follows an aborted transaction: the tasks' stores hold its
 // updates, so every task is closed without checkpoint and opened again
 // from its changelog (the session has rewound the consumer to the
-// committed offsets).
+// committed offsets). A transaction aborted before it processed anything
+// (a rebalance revoked tasks right after a commit, the usual case, since
+// rebalances run between transactions) left the stores as that commit
+// did: the tasks stay open, as Kafka Streams keeps them when it commits
+// before tasks move.
 func (a *App) resetTasks() error {
 	a.aborts.Add(1)
 	a.abortPending.Store(false)
 	a.prodMu.Lock()
 	a.prodErr = nil // the records it is about were aborted
 	a.prodMu.Unlock()
+	if !a.processed {
+		return nil
+	}
 	ts := a.taskList()
 	a.log.Info("transaction aborted: reopening tasks from their changelogs", zap.Int("tasks", len(ts)))
 	a.dropTasks(ts, false)
