@@ -41,6 +41,17 @@ type PartitionLeader interface {
 	Leads(p int32) bool
 }
 
+// LogCommitter is an optional Storage capability: WaitLogCommitted
+// returns nil once every record in partition p's log is committed (on
+// every in-sync replica, where a new leader has it), or an error when ctx
+// ends first or this broker stops leading p. After a failed append the
+// coordinator reloads the partition from its log (see revert) only once
+// the log is committed, so that it never answers from records a leader
+// change could still truncate. Without it the log is taken as committed.
+type LogCommitter interface {
+	WaitLogCommitted(ctx context.Context, p int32) error
+}
+
 // ErrClosed is returned by a Coordinator that was closed.
 var ErrClosed = errors.New("group coordinator closed")
 
@@ -62,6 +73,10 @@ type Coordinator struct {
 	m       *Machine // nil until the offsets topic exists
 	writers map[int32]*writer
 	closed  bool
+	// gens counts each partition's loads and unloads: a load or a
+	// revert's reload whose partition was loaded or unloaded again
+	// meanwhile is dropped.
+	gens map[int32]uint64
 
 	timers *deadlines.Loop
 }
@@ -85,8 +100,8 @@ func NewCoordinator(cfg Config, st Storage, opts Options) (*Coordinator, error) 
 	}
 	c := &Coordinator{
 		cfg: cfg, st: st, now: opts.Now, log: opts.Logger, topics: opts.Topics,
-		writers: map[int32]*writer{},
-		timers:  deadlines.New(),
+		writers: map[int32]*writer{}, gens: map[int32]uint64{},
+		timers: deadlines.New(),
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -149,11 +164,29 @@ func (c *Coordinator) start(n int32) error {
 // Load (re)loads partition p from Storage and serves its groups: at
 // startup and when this broker becomes the partition's leader.
 func (c *Coordinator) Load(p int32) error {
+	_, err := c.load(p, 0)
+	return err
+}
+
+// errSuperseded: a load whose partition was loaded or unloaded again
+// meanwhile.
+var errSuperseded = errors.New("superseded by a later load or unload")
+
+// load is Load; gen, when not 0, is the partition's generation the load
+// must start in (a revert's reload: errSuperseded otherwise). It returns
+// the generation it loaded in.
+func (c *Coordinator) load(p int32, gen uint64) (uint64, error) {
 	c.mu.Lock()
 	if c.m == nil {
 		c.mu.Unlock()
-		return fmt.Errorf("group: loading %s-%d before the topic exists", OffsetsTopic, p)
+		return 0, fmt.Errorf("group: loading %s-%d before the topic exists", OffsetsTopic, p)
 	}
+	if gen != 0 && c.gens[p] != gen {
+		c.mu.Unlock()
+		return 0, errSuperseded
+	}
+	c.gens[p]++
+	mine := c.gens[p]
 	l := c.m.Load(p)
 	c.mu.Unlock()
 	start := time.Now()
@@ -171,9 +204,13 @@ func (c *Coordinator) Load(p int32) error {
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("group: loading %s-%d: %w", OffsetsTopic, p, err)
+		return mine, fmt.Errorf("group: loading %s-%d: %w", OffsetsTopic, p, err)
 	}
 	c.mu.Lock()
+	if c.gens[p] != mine {
+		c.mu.Unlock()
+		return mine, errSuperseded
+	}
 	l.Finish(c.now())
 	c.flushWrites()
 	c.mu.Unlock()
@@ -181,7 +218,7 @@ func (c *Coordinator) Load(p int32) error {
 	if n > 0 {
 		c.log.Info("loaded group partition", zap.Int32("partition", p), zap.Int("records", n), zap.Duration("took", time.Since(start)))
 	}
-	return nil
+	return mine, nil
 }
 
 // Serving reports whether partition p is loaded or being loaded.
@@ -195,6 +232,7 @@ func (c *Coordinator) Serving(p int32) bool {
 func (c *Coordinator) Unload(p int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gens[p]++
 	if c.m != nil {
 		c.m.Unload(p)
 	}
@@ -255,16 +293,21 @@ type writer struct {
 // flushWrites hands the Machine's new Writes to their writers. c.mu held.
 func (c *Coordinator) flushWrites() {
 	for _, w := range c.m.TakeWrites() {
-		wr := c.writers[w.Partition]
-		if wr == nil {
-			wr = &writer{p: w.Partition}
-			c.writers[w.Partition] = wr
-		}
-		wr.queue = append(wr.queue, w)
-		if !wr.running {
-			wr.running = true
-			go c.runWriter(wr)
-		}
+		c.enqueue(w)
+	}
+}
+
+// enqueue hands w to its partition's writer. c.mu held.
+func (c *Coordinator) enqueue(w *Write) {
+	wr := c.writers[w.Partition]
+	if wr == nil {
+		wr = &writer{p: w.Partition}
+		c.writers[w.Partition] = wr
+	}
+	wr.queue = append(wr.queue, w)
+	if !wr.running {
+		wr.running = true
+		go c.runWriter(wr)
 	}
 }
 
@@ -318,9 +361,93 @@ func (c *Coordinator) runWriter(wr *writer) {
 		for _, w := range taken {
 			w.Done(now, err)
 		}
+		if err != nil {
+			c.revert(wr, err)
+		}
 		c.flushWrites()
 		c.mu.Unlock()
 		c.poke()
+	}
+}
+
+// revert follows a failed append to partition wr.p. The Machine changed
+// its groups when it queued the Writes, and answers since then may have
+// shown the changes, but the log may never hold them (an append that
+// timed out waiting for replication is lost if the leader changes before
+// it commits). As Kafka's coordinator runtime reverts its state to the
+// last committed offset, the partition is unloaded (its queued Writes
+// fail with the same error) and loaded again from its log once the log
+// is committed to its end (reload); meanwhile its groups answer
+// COORDINATOR_LOAD_IN_PROGRESS, and clients retry. c.mu held.
+func (c *Coordinator) revert(wr *writer, err error) {
+	now, p := c.now(), wr.p
+	// The queued Writes, and those the failures' callbacks queue, carry
+	// changes the reload drops: they fail too.
+	for failed := true; failed; {
+		failed = false
+		q := wr.queue
+		wr.queue = nil
+		for _, w := range q {
+			w.Done(now, err)
+			failed = true
+		}
+		for _, w := range c.m.TakeWrites() {
+			if w.Partition != p {
+				c.enqueue(w)
+				continue
+			}
+			w.Done(now, err)
+			failed = true
+		}
+	}
+	if c.closed || c.m == nil || !c.m.loaded[p] {
+		return // unloaded or being loaded meanwhile: nothing to revert
+	}
+	c.log.Warn("reloading a group partition from its log after a failed append", zap.Int32("partition", p), zap.Error(err))
+	c.m.Unload(p)
+	c.m.loading[p] = true
+	c.gens[p]++
+	go c.reload(p, c.gens[p])
+}
+
+// reload is revert's second half: it loads partition p from its log once
+// the log is committed, unless the partition was loaded or unloaded in
+// the meantime (generation gen) or this broker no longer leads it.
+func (c *Coordinator) reload(p int32, gen uint64) {
+	backoff := 50 * time.Millisecond
+	for {
+		c.mu.Lock()
+		current := !c.closed && c.gens[p] == gen
+		c.mu.Unlock()
+		if !current {
+			return
+		}
+		if pl, ok := c.st.(PartitionLeader); ok && !pl.Leads(p) {
+			c.mu.Lock()
+			if c.gens[p] == gen {
+				c.gens[p]++
+				c.m.Unload(p)
+			}
+			c.mu.Unlock()
+			return
+		}
+		var err error
+		if lc, ok := c.st.(LogCommitter); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err = lc.WaitLogCommitted(ctx, p)
+			cancel()
+		}
+		if err == nil {
+			var took uint64
+			took, err = c.load(p, gen)
+			if err == nil || errors.Is(err, errSuperseded) {
+				return
+			}
+			gen = took // the failed load left the partition loading in its generation
+		}
+		c.log.Debug("reloading a group partition: not yet", zap.Int32("partition", p), zap.Error(err))
+		time.Sleep(backoff)
+		backoff = min(2*backoff, time.Second)
 	}
 }
 

@@ -51,6 +51,9 @@
 //	             runs goes into the next single batch; a transactional Write
 //	             gets a batch of its own) and partition loading,
 //	             over the small Storage interface the Kafka server implements.
+//	             A failed append reverts its partition: unloaded, then
+//	             loaded from its log once the log is committed (revert), so
+//	             no answer rests on records a leader change can truncate.
 //
 // State of a group lives in the compacted topic __consumer_offsets,
 // partition abs(javaHashCode(group)) % partitions as in Kafka; the

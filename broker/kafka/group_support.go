@@ -175,6 +175,11 @@ type offsetsStorage struct {
 	cfg group.Config
 }
 
+var (
+	_ group.PartitionLeader = offsetsStorage{}
+	_ group.LogCommitter    = offsetsStorage{}
+)
+
 func (o offsetsStorage) Partitions() int32 {
 	if t, ok := o.s.meta.Image().Topic(group.OffsetsTopic); ok {
 		return int32(len(t.Partitions))
@@ -242,6 +247,17 @@ func (o offsetsStorage) Leads(p int32) bool {
 	}
 	role, _, _ := part.rep.State()
 	return role == replica.RoleLeader
+}
+
+// WaitLogCommitted returns once partition p of the offsets topic is
+// committed to its current end (group.LogCommitter), while this broker
+// leads it.
+func (o offsetsStorage) WaitLogCommitted(ctx context.Context, p int32) error {
+	_, part := o.s.parts.lookup(group.OffsetsTopic, p)
+	if part == nil || part.log == nil || part.rep == nil {
+		return fmt.Errorf("%s-%d is not hosted here", group.OffsetsTopic, p)
+	}
+	return part.rep.WaitCommitted(ctx, part.log.EndOffset(), 0)
 }
 
 func (o offsetsStorage) Replay(p int32, fn func([]byte) error) error {
