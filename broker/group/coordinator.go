@@ -55,6 +55,11 @@ type LogCommitter interface {
 // ErrClosed is returned by a Coordinator that was closed.
 var ErrClosed = errors.New("group coordinator closed")
 
+// ErrNotStarted is Load's error before the offsets topic exists: the
+// partition is loaded when the topic's creation starts the coordinator,
+// which loads every partition this broker leads then.
+var ErrNotStarted = errors.New("the offsets topic does not exist yet")
+
 // maxBatchBytes bounds one group-commit append (below message.max.bytes).
 const maxBatchBytes = 512 << 10
 
@@ -179,7 +184,7 @@ func (c *Coordinator) load(p int32, gen uint64) (uint64, error) {
 	c.mu.Lock()
 	if c.m == nil {
 		c.mu.Unlock()
-		return 0, fmt.Errorf("group: loading %s-%d before the topic exists", OffsetsTopic, p)
+		return 0, fmt.Errorf("group: loading %s-%d: %w", OffsetsTopic, p, ErrNotStarted)
 	}
 	if gen != 0 && c.gens[p] != gen {
 		c.mu.Unlock()

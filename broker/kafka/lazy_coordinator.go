@@ -11,11 +11,14 @@ package kafka
 // leadership hooks leave it alone.
 
 import (
+	"errors"
 	"sync"
 
 	"go.uber.org/zap"
 
+	"weir/broker/group"
 	"weir/broker/replica"
+	"weir/broker/txncoord"
 )
 
 // lazyCoordinator is one server's coordinator of type C, configured by a
@@ -98,7 +101,9 @@ func (l *lazyCoordinator[Cfg, C]) running() (C, bool) {
 // when this broker does not lead it; else nothing when loaded says it is
 // served in this leader epoch already, or load; epochs records the epoch
 // it was loaded in (loaded may read it). A failed load is logged as
-// failed.
+// failed, except one that came before the coordinator's topic existed
+// (its creation is under way: starting, the coordinator loads what this
+// broker leads then).
 func (l *lazyCoordinator[Cfg, C]) follow(s *Server, rp *replica.Partition, failed string,
 	loaded func(p, epoch int32) bool, load func(p, epoch int32) error, unload func(p int32)) {
 	l.loadMu.Lock()
@@ -115,6 +120,10 @@ func (l *lazyCoordinator[Cfg, C]) follow(s *Server, rp *replica.Partition, faile
 	}
 	if !loaded(p, epoch) {
 		if err := load(p, epoch); err != nil {
+			if errors.Is(err, group.ErrNotStarted) || errors.Is(err, txncoord.ErrNotStarted) {
+				s.log.Debug(failed, zap.Int32("partition", p), zap.Error(err))
+				return
+			}
 			s.log.Warn(failed, zap.Int32("partition", p), zap.Error(err))
 			return
 		}

@@ -58,6 +58,11 @@ type MarkerWriter interface {
 // ErrClosed is returned by a Coordinator that was closed.
 var ErrClosed = errors.New("transaction coordinator closed")
 
+// ErrNotStarted is Load's error before the state topic exists: the
+// partition is loaded when the topic's creation starts the coordinator,
+// which loads every partition this broker leads then.
+var ErrNotStarted = errors.New("the transaction state topic does not exist yet")
+
 // Marker retry backoff bounds.
 const (
 	markerBackoffMin = 20 * time.Millisecond
@@ -176,7 +181,7 @@ func (c *Coordinator) Load(p, epoch int32) error {
 	c.mu.Lock()
 	if c.m == nil {
 		c.mu.Unlock()
-		return fmt.Errorf("txncoord: loading %s-%d before the topic exists", StateTopic, p)
+		return fmt.Errorf("txncoord: loading %s-%d: %w", StateTopic, p, ErrNotStarted)
 	}
 	c.stopMarkers(p)
 	l := c.m.Load(p, epoch)
