@@ -5,6 +5,7 @@ package mysql
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -26,6 +27,7 @@ import (
 	"weir/connectors/mysql/mysqltest"
 	"weir/internal/deadletter"
 	"weir/internal/srclient"
+	"weir/internal/testkit"
 	"weir/internal/weirbin"
 	"weir/schemas"
 )
@@ -106,14 +108,8 @@ func TestWeirRunFidelity(t *testing.T) {
 	bin := weirbin.Build(t)
 	onBothServersDB(t, func(t *testing.T, srv *mysqltest.Server) {
 		began := time.Now()
-		kafka, reg := freeAddr(t), freeAddr(t)
-		cl, err := sr.NewClient(sr.URLs("http://" + reg))
-		if err != nil {
-			t.Fatal(err)
-		}
 		// The source is exactly_once: its topics are read read_committed.
-		e := &env{t: t, db: srv, name: srv.NewDatabase(t), kafka: kafka, committed: true, reg: "http://" + reg,
-			serde: schemas.NewSerde(srclient.Source(cl))}
+		e := &env{t: t, db: srv, name: srv.NewDatabase(t), committed: true}
 		f := fidelitySQL("fid")
 		e.exec("SET SESSION sql_mode = ''", f.create, charsetTable,
 			f.insert(1, f.snap), f.insert(2, f.ins), f.insert(3, f.snap), f.update(3, f.upd),
@@ -121,15 +117,21 @@ func TestWeirRunFidelity(t *testing.T) {
 
 		index := fmt.Sprintf("weir-run-%d", time.Now().UnixNano())
 		dir := t.TempDir()
-		pipeline := strings.NewReplacer("@KAFKA@", kafka, "@REGISTRY@", reg, "@HOST@", srv.Host, "@PORT@", strconv.Itoa(srv.Port),
-			"@USER@", mysqltest.CDCUser, "@PASSWORD@", mysqltest.CDCPassword, "@DB@", e.name, "@ES@", es.URL, "@INDEX@", index).
-			Replace(weirRunPipeline)
-		if err := os.WriteFile(filepath.Join(dir, "pipeline.hcl"), []byte(pipeline), 0o644); err != nil {
-			t.Fatal(err)
-		}
 		t.Cleanup(func() { es.Do(t, "DELETE", "/"+index+"-*", nil) })
 		w := &weirRun{t: t, bin: bin, dir: dir}
-		p := w.start()
+		p, kafka, reg := w.startOnFreeAddrs(func(kafka, reg string) {
+			pipeline := strings.NewReplacer("@KAFKA@", kafka, "@REGISTRY@", reg, "@HOST@", srv.Host, "@PORT@", strconv.Itoa(srv.Port),
+				"@USER@", mysqltest.CDCUser, "@PASSWORD@", mysqltest.CDCPassword, "@DB@", e.name, "@ES@", es.URL, "@INDEX@", index).
+				Replace(weirRunPipeline)
+			if err := os.WriteFile(filepath.Join(dir, "pipeline.hcl"), []byte(pipeline), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+		cl, err := sr.NewClient(sr.URLs("http://" + reg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.kafka, e.reg, e.serde = kafka, "http://"+reg, schemas.NewSerde(srclient.Source(cl))
 		// The snapshot in the indices.
 		testbroker.CheckFor(t, 120*time.Second, func() error {
 			for name, n := range map[string]int{"fid": 3, "cs": 2} {
@@ -422,6 +424,46 @@ func (w *weirRun) start() *exec.Cmd {
 func (w *weirRun) kill(cmd *exec.Cmd) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+}
+
+// startOnFreeAddrs starts weir run for the first time with its broker
+// and registry on free 127.0.0.1 ports (weir run must listen on the same
+// ones after its restarts); write writes the pipeline for them. A port
+// picked free can be taken by another process before weir run binds it
+// (a hog pass saw it once): weir run then exits on "address already in
+// use", and it starts again on other ports (nobody has the addresses
+// yet). It returns once both listeners accept connections.
+func (w *weirRun) startOnFreeAddrs(write func(kafka, reg string)) (cmd *exec.Cmd, kafka, reg string) {
+	w.t.Helper()
+	for {
+		kafka, reg = freeAddr(w.t), freeAddr(w.t)
+		write(kafka, reg)
+		cmd = w.start()
+		logPath := filepath.Join(w.dir, fmt.Sprintf("weir%d.log", w.runs))
+		taken := false
+		err := testkit.Poll(2*time.Minute, func() error {
+			if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "address already in use") {
+				taken = true
+				return testkit.Stop(errors.New("a listener's port was taken"))
+			}
+			for _, addr := range []string{kafka, reg} {
+				c, err := net.DialTimeout("tcp", addr, time.Second)
+				if err != nil {
+					return err
+				}
+				c.Close()
+			}
+			return nil
+		})
+		if err == nil {
+			return cmd, kafka, reg
+		}
+		if !taken {
+			w.t.Fatalf("weir run did not listen on %s and %s: %v", kafka, reg, err)
+		}
+		w.t.Logf("weir run could not bind %s or %s (taken meanwhile): starting it on other ports", kafka, reg)
+		w.kill(cmd)
+	}
 }
 
 // freeAddr is a 127.0.0.1 address with a port free right now (weir run
