@@ -52,8 +52,40 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// startBrokerProc runs `weir broker` and waits until it answers.
+// startBrokerProc runs `weir broker` on addr and waits until it answers.
 func startBrokerProc(t *testing.T, dataDir, addr string) *brokerProc {
+	t.Helper()
+	p, err := tryBrokerProc(t, dataDir, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startBrokerProcOnFreeAddr runs `weir broker` for the first time over
+// dataDir on a free 127.0.0.1 port and returns it with its address
+// (restarts use the same one: startBrokerProc). A port picked free can be
+// taken by another process before the broker binds it (hog passes saw it
+// in other tests): the broker then exits on "address already in use", and
+// it starts again on another port (nobody has the address yet).
+func startBrokerProcOnFreeAddr(t *testing.T, dataDir string) (*brokerProc, string) {
+	t.Helper()
+	for {
+		addr := freeAddr(t)
+		p, err := tryBrokerProc(t, dataDir, addr)
+		if err == nil {
+			return p, addr
+		}
+		if !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("weir broker could not bind %s (taken meanwhile): starting it on another port", addr)
+	}
+}
+
+// tryBrokerProc runs `weir broker` on addr and waits until it answers; the
+// error has the broker's output when it exited first.
+func tryBrokerProc(t *testing.T, dataDir, addr string) (*brokerProc, error) {
 	t.Helper()
 	p := &brokerProc{stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(weirBinary(t), "broker", "--data-dir", dataDir, "--kafka-addr", addr, "--admin-addr", "127.0.0.1:0", "--registry-addr", "off", "--log-level", "warn")
@@ -69,17 +101,21 @@ func startBrokerProc(t *testing.T, dataDir, addr string) *brokerProc {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	testkit.CheckFor(t, 30*time.Second, func() error {
+	err = testkit.Poll(30*time.Second, func() error {
 		select {
-		case <-p.done:
-			t.Fatalf("weir broker exited: %v\n%s", p.cmd.ProcessState, p.stderr)
+		case <-p.done: // the output is complete once Wait returned
+			return testkit.Stop(fmt.Errorf("weir broker exited: %v\n%s", p.cmd.ProcessState, p.stderr))
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		return cl.Ping(ctx)
 	})
-	return p
+	if err != nil {
+		p.kill()
+		return nil, err
+	}
+	return p, nil
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
@@ -158,8 +194,7 @@ func TestProcessCommitsSurviveKillAndResetOffsets(t *testing.T) {
 		t.Skip("builds and runs the weir binary")
 	}
 	dataDir := t.TempDir()
-	addr := freeAddr(t)
-	b := startBrokerProc(t, dataDir, addr)
+	b, addr := startBrokerProcOnFreeAddr(t, dataDir)
 
 	const (
 		topic = "orders"

@@ -29,8 +29,7 @@ func TestProcessTxnOffsetsSurviveKill(t *testing.T) {
 		t.Skip("builds and runs the weir binary")
 	}
 	dataDir := t.TempDir()
-	addr := freeAddr(t)
-	b := startBrokerProc(t, dataDir, addr)
+	b, addr := startBrokerProcOnFreeAddr(t, dataDir)
 
 	const (
 		in, out, grp = "txk-in", "txk-out", "txk"

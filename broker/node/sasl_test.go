@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,22 +70,35 @@ func TestSASLListenerAndAddScram(t *testing.T) {
 // through the Raft controller (command alter_scram) and serve SCRAM logins.
 func TestSASLScramInControllerQuorum(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrlAddr := ln.Addr().String()
-	ln.Close()
 	admin, _ := sasl.ParseAddScram("SCRAM-SHA-256=[name=admin,password=admin-secret]")
-	n := startNode(t, Config{NodeID: 1, DataDir: t.TempDir(), AdminAddr: "off", RegistryAddr: "off", AddScram: []sasl.ScramUser{admin},
-		Controller: &ControllerConfig{Voters: []controller.Voter{{ID: 1, Addr: ctrlAddr}}, NoWait: true},
-		BrokerConfigs: map[string]string{
-			"listeners":                      "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://" + ctrlAddr,
-			"controller.listener.names":      "CONTROLLER",
-			"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
-			"inter.broker.listener.name":     "PLAINTEXT",
-			sasl.EnabledMechanisms:           "SCRAM-SHA-256",
-		}})
+	// The controller listener's address is in the voters, so it is picked
+	// free ahead; another process can take it before the node binds it
+	// (hog passes saw it happen to other tests' pre-picked ports): the
+	// node then starts again on another.
+	var n *Node
+	for n == nil {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctrlAddr := ln.Addr().String()
+		ln.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		n, err = Start(ctx, Config{NodeID: 1, DataDir: t.TempDir(), AdminAddr: "off", RegistryAddr: "off", AddScram: []sasl.ScramUser{admin},
+			Controller: &ControllerConfig{Voters: []controller.Voter{{ID: 1, Addr: ctrlAddr}}, NoWait: true},
+			BrokerConfigs: map[string]string{
+				"listeners":                      "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://" + ctrlAddr,
+				"controller.listener.names":      "CONTROLLER",
+				"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+				"inter.broker.listener.name":     "PLAINTEXT",
+				sasl.EnabledMechanisms:           "SCRAM-SHA-256",
+			}})
+		cancel()
+		if err != nil && !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { n.Shutdown(context.Background()) })
 	login := func(user, pass string) error {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(n.ListenerAddrs()["SASL_PLAINTEXT"]),
 			kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()))

@@ -3,6 +3,7 @@ package elk_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/connectors/elasticsearch/searchtest"
+	"weir/internal/testkit"
 	"weir/internal/weirbin"
 )
 
@@ -72,15 +74,14 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 	t.Cleanup(func() { es.Do(t, "DELETE", "/"+index, nil) })
 
 	// Every listener on a port of the test's own (the default admin
-	// listener, 127.0.0.1:9645, is shared by every weir run on the host).
-	kafkaAddr, registryAddr, adminAddr := freeAddr(t), freeAddr(t), freeAddr(t)
-	args := []string{"run", dir, "--status", "off", "--watch-interval", "0", "--admin-addr", adminAddr,
-		"--var", `log_files=["` + logs + `/*.log*"]`, "--var", "elasticsearch_url=" + es.URL,
-		"--var", "index_prefix=" + prefix, "--var", "kafka_addr=" + kafkaAddr, "--var", "registry_addr=" + registryAddr}
+	// listener, 127.0.0.1:9645, is shared by every weir run on the host);
+	// the first start picks them (startOnFreeAddrs), restarts keep them.
+	var kafkaAddr, registryAddr, adminAddr string
+	var args []string
 	var weirLogs []string
-	start := func(n int) *exec.Cmd {
+	start := func() *exec.Cmd {
 		cmd := exec.Command(bin, args...)
-		p := filepath.Join(dir, fmt.Sprintf("weir%d.log", n))
+		p := filepath.Join(dir, fmt.Sprintf("weir%d.log", len(weirLogs)))
 		f, err := os.Create(p)
 		if err != nil {
 			t.Fatal(err)
@@ -92,6 +93,46 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); f.Close() })
 		return cmd
+	}
+	// startOnFreeAddrs starts weir run for the first time on free
+	// 127.0.0.1 ports. A port picked free can be taken by another process
+	// before weir run binds it (hog passes saw it in other tests): weir run
+	// then exits on "address already in use", and it starts again on other
+	// ports (nobody has the addresses yet). It returns once the broker,
+	// registry and admin listeners accept connections.
+	startOnFreeAddrs := func() *exec.Cmd {
+		for {
+			kafkaAddr, registryAddr, adminAddr = freeAddr(t), freeAddr(t), freeAddr(t)
+			args = []string{"run", dir, "--status", "off", "--watch-interval", "0", "--admin-addr", adminAddr,
+				"--var", `log_files=["` + logs + `/*.log*"]`, "--var", "elasticsearch_url=" + es.URL,
+				"--var", "index_prefix=" + prefix, "--var", "kafka_addr=" + kafkaAddr, "--var", "registry_addr=" + registryAddr}
+			cmd := start()
+			logPath := weirLogs[len(weirLogs)-1]
+			taken := false
+			err := testkit.Poll(2*time.Minute, func() error {
+				if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "address already in use") {
+					taken = true
+					return testkit.Stop(errors.New("a listener's port was taken"))
+				}
+				for _, addr := range []string{kafkaAddr, registryAddr, adminAddr} {
+					c, err := net.DialTimeout("tcp", addr, time.Second)
+					if err != nil {
+						return err
+					}
+					c.Close()
+				}
+				return nil
+			})
+			if err == nil {
+				return cmd
+			}
+			if !taken {
+				t.Fatalf("weir run did not listen on %s, %s and %s: %v", kafkaAddr, registryAddr, adminAddr, err)
+			}
+			t.Logf("weir run could not bind %s, %s or %s (taken meanwhile): starting it on other ports", kafkaAddr, registryAddr, adminAddr)
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -170,7 +211,7 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 	written := make(chan error, 1)
 	writing := true
 	go func() { written <- writeAppLogs(logs) }()
-	child := start(0)
+	child := startOnFreeAddrs()
 	// The application writes for about a minute; the first kill comes
 	// while it writes, the second after the restarted sink has indexed
 	// more.
@@ -188,7 +229,7 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 		child.Wait()
 		t.Logf("kill -9 #%d at %s with %d documents indexed (application still writing: %v)",
 			kill+1, time.Since(began).Round(time.Millisecond), count(), writing)
-		child = start(kill + 1)
+		child = start()
 	}
 	if writing {
 		t.Logf("application still writing after the second restart")

@@ -154,11 +154,25 @@ func SharedWith(tb testing.TB, o Options) *Server {
 		servers[o.key()] = e
 	}
 	mu.Unlock()
-	e.once.Do(func() { e.srv, e.err = start(o) })
+	e.once.Do(func() { e.srv, e.err = startOnFreePort(o) })
 	if e.err != nil {
 		tb.Fatalf("mysqltest: %v", e.err)
 	}
 	return e.srv
+}
+
+// startOnFreePort starts a server on a port picked free. Another process
+// can take that port before mariadbd binds it (hog passes saw it happen to
+// other tests' pre-picked ports): mariadbd then exits with "Address
+// already in use" in its error log, and the server is set up again on
+// another port.
+func startOnFreePort(o Options) (*Server, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := start(o)
+		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "Address already in use") {
+			return s, err
+		}
+	}
 }
 
 func freePort() (int, error) {
@@ -264,16 +278,22 @@ func start(o Options) (*Server, error) {
 	go func() { cmd.Wait(); close(s.exited) }()
 	var c *client.Conn
 	err = testkit.Poll(60*time.Second, func() error {
-		var err error
-		if c, err = s.connect(""); err == nil {
-			return nil
-		}
 		select {
 		case <-s.exited:
 			return testkit.Stop(errors.New("mariadbd exited during startup"))
 		default:
+		}
+		// First a probe that gives up on a silent peer: when another
+		// process's listener took the port, it accepts the connection
+		// and never greets, while mariadbd exits on "Address already in
+		// use".
+		probe, err := s.connect("", func(c *client.Conn) error { c.ReadTimeout = 5 * time.Second; return nil })
+		if err != nil {
 			return fmt.Errorf("mariadbd does not accept connections: %w", err)
 		}
+		probe.Close()
+		c, err = s.connect("")
+		return err
 	})
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
@@ -336,8 +356,8 @@ func (s *Server) stop() {
 // connect opens an admin connection whose session is utf8mb4 (go-mysql's
 // handshake asks for a collation MariaDB does not know, which leaves the
 // session in the server's default character set, latin1 by default).
-func (s *Server) connect(db string) (*client.Conn, error) {
-	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db)
+func (s *Server) connect(db string, options ...client.Option) (*client.Conn, error) {
+	c, err := client.Connect(s.Addr(), AdminUser, AdminPassword, db, options...)
 	if err != nil {
 		return nil, err
 	}
