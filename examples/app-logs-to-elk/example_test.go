@@ -38,6 +38,9 @@ func TestPipelineValidates(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	// TestKillDashNineOneMillionLines indexes a million documents: the
+	// search server's C2 compiling pays for itself.
+	searchtest.HeavyIndexing = true
 	code := m.Run()
 	searchtest.StopShared()
 	weirbin.Cleanup() // TestKillDashNineOneMillionLines's weir binary

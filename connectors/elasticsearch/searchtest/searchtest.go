@@ -234,14 +234,24 @@ func start(f Flavor, settings map[string]string) (*Server, error) {
 	return s, nil
 }
 
+// HeavyIndexing makes the servers this process starts from then on run
+// with the JVM's full tiered compilation (C2). A package whose tests index
+// hundreds of thousands of documents sets it in its TestMain, before its
+// first server starts: there C2's compiling pays for itself
+// (examples/app-logs-to-elk's kill -9 test, a million documents: 173 → 152
+// CPU-s, 112 → 92 s; connectors/mysql, 200,000 rows, gains nothing: 163 →
+// 181 CPU-s).
+var HeavyIndexing bool
+
 // jit is the server's JIT options: tests stop at C1
 // (-XX:TieredStopAtLevel=1), since C2 compiling Elasticsearch's hot
 // paths costs more CPU than a test's few thousand documents win back
 // (connectors/elasticsearch's tests: the search servers' CPU 40 → 21 s,
-// the package's 42 → 23); benchmarks (-test.bench) keep the JVM's full
-// tiered compilation, as BENCHMARKS.md's figures were measured with it.
+// the package's 42 → 23); benchmarks (-test.bench) and HeavyIndexing keep
+// the JVM's full tiered compilation, as BENCHMARKS.md's figures were
+// measured with it.
 func jit() []string {
-	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+	if f := flag.Lookup("test.bench"); HeavyIndexing || f != nil && f.Value.String() != "" {
 		return nil
 	}
 	return []string{"-XX:TieredStopAtLevel=1"}
