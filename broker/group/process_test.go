@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -42,16 +41,6 @@ type brokerProc struct {
 	done   chan struct{}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startBrokerProc runs `weir broker` on addr and waits until it answers.
 func startBrokerProc(t *testing.T, dataDir, addr string) *brokerProc {
 	t.Helper()
@@ -71,7 +60,7 @@ func startBrokerProc(t *testing.T, dataDir, addr string) *brokerProc {
 func startBrokerProcOnFreeAddr(t *testing.T, dataDir string) (*brokerProc, string) {
 	t.Helper()
 	for {
-		addr := freeAddr(t)
+		addr := testkit.FreeAddr(t)
 		p, err := tryBrokerProc(t, dataDir, addr)
 		if err == nil {
 			return p, addr

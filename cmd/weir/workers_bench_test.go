@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 	"weir/broker/brokertest/testbroker"
 	"weir/ingest/bench"
 	"weir/internal/kafkaclient"
+	"weir/internal/testkit"
 	"weir/internal/weirbin"
 	"weir/schemas"
 )
@@ -121,7 +121,7 @@ func BenchmarkWorkerGroupSinkThroughput(b *testing.B) {
 			id := fmt.Sprintf("w%d", w+1)
 			args := g.args
 			if prof != "" {
-				addr := freeAddr(b)
+				addr := testkit.FreeAddr(b)
 				g.args = append(slices.Clip(g.args), "--admin-addr", addr)
 				profs.Add(1)
 				go func() {
@@ -317,16 +317,6 @@ func weirChildren() []int {
 	}
 	sort.Ints(out)
 	return out
-}
-
-// freeAddr returns a free 127.0.0.1 port's address.
-func freeAddr(tb testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // cpuProfile saves a 5 s CPU profile of the weir process whose admin

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -436,44 +435,17 @@ func (w *weirRun) kill(cmd *exec.Cmd) {
 func (w *weirRun) startOnFreeAddrs(write func(kafka, reg string)) (cmd *exec.Cmd, kafka, reg string) {
 	w.t.Helper()
 	for {
-		kafka, reg = freeAddr(w.t), freeAddr(w.t)
+		kafka, reg = testkit.FreeAddr(w.t), testkit.FreeAddr(w.t)
 		write(kafka, reg)
 		cmd = w.start()
-		logPath := filepath.Join(w.dir, fmt.Sprintf("weir%d.log", w.runs))
-		taken := false
-		err := testkit.Poll(2*time.Minute, func() error {
-			if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "address already in use") {
-				taken = true
-				return testkit.Stop(errors.New("a listener's port was taken"))
-			}
-			for _, addr := range []string{kafka, reg} {
-				c, err := net.DialTimeout("tcp", addr, time.Second)
-				if err != nil {
-					return err
-				}
-				c.Close()
-			}
-			return nil
-		})
+		err := testkit.WaitListening(2*time.Minute, filepath.Join(w.dir, fmt.Sprintf("weir%d.log", w.runs)), kafka, reg)
 		if err == nil {
 			return cmd, kafka, reg
 		}
-		if !taken {
+		if !errors.Is(err, testkit.ErrPortTaken) {
 			w.t.Fatalf("weir run did not listen on %s and %s: %v", kafka, reg, err)
 		}
 		w.t.Logf("weir run could not bind %s or %s (taken meanwhile): starting it on other ports", kafka, reg)
 		w.kill(cmd)
 	}
-}
-
-// freeAddr is a 127.0.0.1 address with a port free right now (weir run
-// must listen on the same one after its restart).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

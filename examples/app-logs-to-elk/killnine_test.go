@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -102,31 +101,16 @@ func TestKillDashNineOneMillionLines(t *testing.T) {
 	// registry and admin listeners accept connections.
 	startOnFreeAddrs := func() *exec.Cmd {
 		for {
-			kafkaAddr, registryAddr, adminAddr = freeAddr(t), freeAddr(t), freeAddr(t)
+			kafkaAddr, registryAddr, adminAddr = testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 			args = []string{"run", dir, "--status", "off", "--watch-interval", "0", "--admin-addr", adminAddr,
 				"--var", `log_files=["` + logs + `/*.log*"]`, "--var", "elasticsearch_url=" + es.URL,
 				"--var", "index_prefix=" + prefix, "--var", "kafka_addr=" + kafkaAddr, "--var", "registry_addr=" + registryAddr}
 			cmd := start()
-			logPath := weirLogs[len(weirLogs)-1]
-			taken := false
-			err := testkit.Poll(2*time.Minute, func() error {
-				if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "address already in use") {
-					taken = true
-					return testkit.Stop(errors.New("a listener's port was taken"))
-				}
-				for _, addr := range []string{kafkaAddr, registryAddr, adminAddr} {
-					c, err := net.DialTimeout("tcp", addr, time.Second)
-					if err != nil {
-						return err
-					}
-					c.Close()
-				}
-				return nil
-			})
+			err := testkit.WaitListening(2*time.Minute, weirLogs[len(weirLogs)-1], kafkaAddr, registryAddr, adminAddr)
 			if err == nil {
 				return cmd
 			}
-			if !taken {
+			if !errors.Is(err, testkit.ErrPortTaken) {
 				t.Fatalf("weir run did not listen on %s, %s and %s: %v", kafkaAddr, registryAddr, adminAddr, err)
 			}
 			t.Logf("weir run could not bind %s, %s or %s (taken meanwhile): starting it on other ports", kafkaAddr, registryAddr, adminAddr)
@@ -479,18 +463,6 @@ func withRetentionCheckEverySecond(t *testing.T, pipeline []byte) []byte {
 		t.Fatalf("pipeline.hcl: no broker block ending with %q to add the retention check interval to", at)
 	}
 	return []byte(out)
-}
-
-// freeAddr is a 127.0.0.1 address with a port free right now (weir must
-// listen on the same one after each restart).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // keptLines are the lines of a weir run log that explain a failure: the

@@ -3,7 +3,6 @@ package weircluster
 import (
 	"crypto/x509/pkix"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,13 +107,13 @@ func StartWith(t testing.TB, bin string, n int, o Options) *Cluster {
 // newNode adds node id (not started) with its addresses and files.
 func (c *Cluster) newNode(id int) *node {
 	t := c.t
-	nd := &node{id: id, kafkaAddr: freeAddr(t), ctrlAddr: freeAddr(t),
+	nd := &node{id: id, kafkaAddr: testkit.FreeAddr(t), ctrlAddr: testkit.FreeAddr(t),
 		dataDir: filepath.Join(c.dir, "data"+strconv.Itoa(id)), logPath: filepath.Join(c.dir, "broker"+strconv.Itoa(id)+".log")}
 	if d, ok := c.o.DataDirs[id]; ok {
 		nd.dataDir = d
 	}
 	if c.ca != nil {
-		nd.intAddr = freeAddr(t)
+		nd.intAddr = testkit.FreeAddr(t)
 		leaf := c.ca.Issue(t, tlstest.Leaf{Subject: pkix.Name{CommonName: "broker" + strconv.Itoa(id)}})
 		nd.keyStore = tlstest.Write(t, c.tlsDir, "broker"+strconv.Itoa(id)+".pem", leaf.KeyStore())
 	}
@@ -128,16 +127,6 @@ func (c *Cluster) newNode(id int) *node {
 // until it is added) and returns its id; it is not started (Start).
 func (c *Cluster) AddNode() int {
 	return c.newNode(len(c.all()) + 1).id
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func (c *Cluster) all() []*node {
@@ -231,7 +220,7 @@ func (c *Cluster) Start(id int) {
 		// another process before the broker bound it (a hog pass saw
 		// it once). Nobody has its address yet on a first start: pick
 		// another. (The controller's is in every node's voters.)
-		nd.kafkaAddr = freeAddr(c.t)
+		nd.kafkaAddr = testkit.FreeAddr(c.t)
 		c.Start(id)
 		return
 	}
