@@ -15,6 +15,11 @@
 //   - StartProc: a child process (a `weir broker`, say) whose output is
 //     appended to a log file, ready once it logs a given JSON line;
 //     Kill is SIGKILL and waits for it to be gone.
+//   - FreeAddr and WaitListening: a process whose address must be known
+//     before it starts (restarted on the same one, or in other nodes'
+//     configuration) gets a port picked free; its first start waits for
+//     its listeners and, on ErrPortTaken (another process took the port
+//     meanwhile), starts again on new ones.
 //   - The data-driven script runner of the state machines is the
 //     subpackage script (it links datadriven, whose -rewrite flag every
 //     test binary that imports it gets).
