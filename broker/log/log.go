@@ -40,6 +40,7 @@ type Log struct {
 	appendMu sync.Mutex // serializes appenders and rolls
 	flushMu  sync.Mutex // one flusher at a time; waiters coalesce
 	markerMu sync.Mutex
+	ckMu     sync.Mutex // one checkpoint writer at a time (one checkpoint.tmp; the last state wins)
 
 	mu            sync.RWMutex
 	cfg           Config

@@ -63,7 +63,12 @@ func (l *Log) readCheckpoint() checkpoint {
 }
 
 // writeCheckpoint persists recovery point, log start offset and HW.
+// Writers are serialized: the flush after a roll and retention can write
+// at the same time, and each reads the state it writes under ckMu, so a
+// later state is never overwritten by an earlier one.
 func (l *Log) writeCheckpoint(durable bool) error {
+	l.ckMu.Lock()
+	defer l.ckMu.Unlock()
 	l.mu.RLock()
 	ck := checkpoint{l.recoveryPoint, l.logStart, l.hw}
 	written := l.ckWritten
