@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -23,7 +24,10 @@ import (
 // kafka-groups --list shows the types as against Kafka, and
 // kafka-consumer-groups --describe describes the consumer group
 // (ConsumerGroupDescribe) with its members and offsets; once they left,
-// it deletes the empty consumer group.
+// it deletes the empty consumer group. The consumers run until the test
+// stops them (SIGTERM, once both groups committed every record): a
+// consumer that left on its own after an idle timeout left its group
+// before the describes were done on a loaded machine (hog pass 23).
 func TestJavaConsumerProtocolBesideClassic(t *testing.T) {
 	b := startGroupBroker(t, consumerGroupConfig())
 	groups := kafkatools.ForTest(t, kafkatools.GroupsCommand, b.addr)
@@ -41,13 +45,15 @@ func TestJavaConsumerProtocolBesideClassic(t *testing.T) {
 	}
 	runs := []*run{{group: "j-new", protocol: "consumer"}, {group: "j-new", protocol: "consumer"},
 		{group: "j-old", protocol: "classic"}, {group: "j-old", protocol: "classic"}}
+	cctx, stopConsumers := context.WithCancel(ctx)
+	defer stopConsumers()
 	var wg sync.WaitGroup
 	for _, r := range runs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.out, r.err = kafkatools.Run(ctx, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", b.addr,
-				"--topic", "jcp", "--group", r.group, "--from-beginning", "--timeout-ms", "25000",
+			r.out, r.err = kafkatools.Run(cctx, "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", b.addr,
+				"--topic", "jcp", "--group", r.group, "--from-beginning",
 				"--consumer-property", "group.protocol="+r.protocol,
 				"--consumer-property", "auto.commit.interval.ms=500",
 				"--property", "print.partition=true", "--property", "print.offset=true", "--property", "print.value=false")
@@ -104,6 +110,27 @@ func TestJavaConsumerProtocolBesideClassic(t *testing.T) {
 		t.Errorf("kafka-consumer-groups --describe --members:\n%s", out)
 	}
 
+	// Both groups committed every record (auto commit: each record was
+	// printed before the poll that commits it), then the consumers stop.
+	adm := kadm.NewClient(admin)
+	testkit.CheckFor(t, 90*time.Second, func() error {
+		for _, g := range []string{"j-new", "j-old"} {
+			offs, err := adm.FetchOffsets(ctx, g)
+			if err == nil {
+				err = offs.Error()
+			}
+			if err != nil {
+				return err
+			}
+			var sum int64
+			offs.Each(func(o kadm.OffsetResponse) { sum += o.At })
+			if sum != n {
+				return fmt.Errorf("group %s committed %d of %d records", g, sum, n)
+			}
+		}
+		return nil
+	})
+	stopConsumers()
 	wg.Wait()
 	seen := map[string]map[string]int{}
 	for _, r := range runs {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,7 +77,11 @@ func project() mvnpeer.Project {
 func Build() (string, error) { return project().Build() }
 
 // Run runs tool class with args and returns its combined output; err
-// includes the output when the tool exits non-zero.
+// includes the output when the tool exits non-zero. When ctx is done the
+// tool gets SIGTERM, as a user's Ctrl-C or kill would send: the JVM runs
+// its shutdown hooks (kafka-console-consumer leaves its group and prints
+// "Processed a total of N messages"), and is killed 15 s later if still
+// running.
 func Run(ctx context.Context, class string, args ...string) (string, error) {
 	cp, err := Build()
 	if err != nil {
@@ -89,6 +94,8 @@ func Run(ctx context.Context, class string, args ...string) (string, error) {
 	share := mvnpeer.ShareArchive(cp, true)
 	jvm := append(mvnpeer.JavaOptions(Heap, cp, share), "-XX:CICompilerCount=1", "weir.kafkatools.Launcher", class)
 	cmd := exec.CommandContext(ctx, "java", append(jvm, args...)...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
 	out, err := cmd.CombinedOutput()
 	share.Done(err == nil)
 	if err != nil {
