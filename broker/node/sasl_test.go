@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -77,13 +76,9 @@ func TestSASLScramInControllerQuorum(t *testing.T) {
 	// node then starts again on another.
 	var n *Node
 	for n == nil {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctrlAddr := ln.Addr().String()
-		ln.Close()
+		ctrlAddr := testkit.FreeAddr(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var err error
 		n, err = Start(ctx, Config{NodeID: 1, DataDir: t.TempDir(), AdminAddr: "off", RegistryAddr: "off", AddScram: []sasl.ScramUser{admin},
 			Controller: &ControllerConfig{Voters: []controller.Voter{{ID: 1, Addr: ctrlAddr}}, NoWait: true},
 			BrokerConfigs: map[string]string{
