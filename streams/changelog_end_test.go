@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/testkit"
 )
 
 // A restore may ask for the end of a changelog another worker has just
@@ -63,5 +65,29 @@ func TestChangelogEndWaitsForANewTopic(t *testing.T) {
 		t.Fatal("partition 7 of a 2-partition topic: no error")
 	} else {
 		t.Log(err)
+	}
+}
+
+// A restore asking for a changelog's end while the partition's leader is
+// down (killed, its partitions not moved yet) waits for it instead of
+// failing: a worker-group test saw a stream stop on "unable to dial ...
+// connection refused" from ListOffsets.
+func TestChangelogEndWaitsForAnUnreachableBroker(t *testing.T) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(testkit.FreeAddr(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err = listEnds(ctx, adm, "changelog", 0, true)
+	if err == nil || !retriableEnd(err) {
+		t.Fatalf("end offset from a broker nobody listens on: %v, want a retriable error", err)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer scancel()
+	if _, err := changelogEnd(sctx, adm, "changelog", 0, true); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("changelogEnd: %v, want it to wait until its context ends", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -206,7 +208,7 @@ func (a *App) resetTasks() error {
 // a killed writer's transaction lasts until the coordinator aborts it
 // (its timeout). A partition the answer leaves out (a topic another
 // worker has just created, not yet in every broker's metadata) or a
-// retriable error is asked again until ctx ends.
+// retriable error (retriableEnd) is asked again until ctx ends.
 func changelogEnd(ctx context.Context, adm *kadm.Client, topic string, p int32, stable bool) (int64, error) {
 	var last error
 	for {
@@ -232,8 +234,14 @@ func changelogEnd(ctx context.Context, adm *kadm.Client, topic string, p int32, 
 // errPartitionMissing: a ListOffsets answer without the partition.
 var errPartitionMissing = errors.New("partition missing from the answer")
 
+// retriableEnd reports whether err, from listEnds, may clear by itself:
+// a missing partition, a retriable Kafka error, or a broker that could
+// not be reached (a killed leader, until its partitions have moved: kgo
+// leaves dial errors to the caller).
 func retriableEnd(err error) bool {
-	return errors.Is(err, errPartitionMissing) || errors.Is(err, kerr.UnknownTopicOrPartition) || kerr.IsRetriable(err)
+	var op *net.OpError
+	return errors.Is(err, errPartitionMissing) || errors.Is(err, kerr.UnknownTopicOrPartition) || kerr.IsRetriable(err) ||
+		kgo.IsRetryableBrokerErr(err) || errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // listEnds lists topic/p's end offset and, with stable, its last stable
