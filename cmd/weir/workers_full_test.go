@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -382,6 +383,16 @@ func runFullProcess(t *testing.T, bin string, srv *mysqltest.Server, es *searcht
 		}
 		return nil
 	})
+	// The lines topic holds every line once (read_committed): the file
+	// sources are exactly-once, and the stream's counts below can only be
+	// exact if their input is.
+	testkit.CheckFor(t, 2*time.Minute, func() error {
+		recs, err := txntest.ReadCommittedErr(bc.seed, g.prefix+".lines")
+		if err != nil {
+			return err
+		}
+		return linesOnce(recs, lines)
+	})
 	// The stream's counts are exact.
 	testkit.CheckFor(t, 2*time.Minute, func() error {
 		recs, err := txntest.ReadCommittedErr(bc.seed, g.prefix+".counts")
@@ -587,4 +598,44 @@ func subsequence(a, b []string) bool {
 		}
 	}
 	return i == len(a)
+}
+
+// lineID finds a line's id (fullPipeline's "w1-000001") in a lines
+// topic record.
+var lineID = regexp.MustCompile(`w[0-9]+-[0-9]{6}`)
+
+// linesOnce checks that recs, the lines topic read_committed, hold every
+// line of written (worker → lines written) exactly once. A copy is
+// reported with where each of its records is, to tell a source replay
+// from a stream's double count.
+func linesOnce(recs []*kgo.Record, written map[string]int) error {
+	at := map[string][]string{}
+	for _, r := range recs {
+		id := lineID.Find(r.Value)
+		if id == nil {
+			return fmt.Errorf("lines topic record %d/%d has no line id: %q", r.Partition, r.Offset, r.Value)
+		}
+		at[string(id)] = append(at[string(id)], fmt.Sprintf("%d/%d", r.Partition, r.Offset))
+	}
+	var dups, missing []string
+	total := 0
+	for w, n := range written {
+		total += n
+		for i := 1; i <= n; i++ {
+			id := fmt.Sprintf("%s-%06d", w, i)
+			switch len(at[id]) {
+			case 0:
+				missing = append(missing, id)
+			case 1:
+			default:
+				dups = append(dups, fmt.Sprintf("%s at %v", id, at[id]))
+			}
+		}
+	}
+	if len(dups) > 0 || len(missing) > 0 || len(recs) != total {
+		sort.Strings(dups)
+		return fmt.Errorf("lines topic: %d records, %d lines written; %d lines more than once (%v), %d missing (%v)",
+			len(recs), total, len(dups), dups[:min(5, len(dups))], len(missing), missing[:min(5, len(missing))])
+	}
+	return nil
 }
