@@ -145,8 +145,13 @@ type Broker struct {
 
 // NewCluster starts a cluster and waits until every broker sees every
 // broker registered and live. It is shut down when the test ends.
+// Under go test -short it skips the test: a cluster of brokers is not a
+// unit test (./scripts/test runs them all).
 func NewCluster(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a broker cluster: skipped under -short (go test without -short runs it)")
+	}
 	o := options{brokers: 3, lag: time.Second, session: 1500 * time.Millisecond, heartbeat: 150 * time.Millisecond,
 		raftTimeout: 500 * time.Millisecond, fetchWait: 500 * time.Millisecond, preferred: -1}
 	for _, fn := range opts {

@@ -15,7 +15,8 @@
 // RPCs, follower fetches) are dialed through the cluster's Network, which
 // cuts, black-holes or delays any directed link; clients connect directly.
 // Timeouts are short (session 1.5s, replica lag 1s) so failures resolve in
-// test time.
+// test time. Under go test -short, NewCluster skips its test: clusters
+// are not unit tests, and the full suite (./scripts/test) runs them.
 //
 // Disk faults: LogDir puts a broker's partition logs on a small real file
 // system (broker/brokertest/smallfs) to fill it; Broker.Storage reads its
