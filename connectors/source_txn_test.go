@@ -393,3 +393,105 @@ func TestSinkSkipsAbortedTransactions(t *testing.T) {
 		})
 	}
 }
+
+// The offsets topic has one partition, shared by every source: another
+// producer's transaction open there (a source killed between writing its
+// positions and committing, until the coordinator aborts it) holds the
+// last stable offset below positions committed after it began, and one
+// open in the destination topic hides the records the restore's scan
+// would find past them. An exactly-once source's start waits for it to
+// end instead of restoring the older positions below it (and writing
+// their records again: a worker-group test counted a file source's lines
+// twice so).
+func TestExactlyOnceSourcePositionsPastAnotherOpenTransaction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Apache Kafka")
+	}
+	for _, tb := range txntest.Brokers(t) {
+		t.Run(tb.Name, func(t *testing.T) {
+			run := fmt.Sprintf("%s-%d", tb.Name, time.Now().UnixNano()) // -count runs share the brokers
+			topic, offsets := "eos-past-"+run, "eos-past-offsets-"+run
+			createTopic(t, tb.Addr, topic, 1)
+			co := kafkaclient.Options{Brokers: []string{tb.Addr}}
+			rt := &Runtime{Client: co, Logger: zap.NewNop(), OffsetsTopic: offsets}
+			opts := SourceOptions{Topic: topic, CommitInterval: 50 * time.Millisecond, ExactlyOnce: true}
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			committedSeq := func(src *counterSource) int {
+				src.mu.Lock()
+				defer src.mu.Unlock()
+				if p := src.committed["sp0"]; len(p) == 8 {
+					return int(binary.BigEndian.Uint64(p))
+				}
+				return -1
+			}
+
+			// The source runs; another source's transaction begins in
+			// the offsets topic; the source commits positions past it.
+			const limit = 2000
+			src := &counterSource{parts: 1, limit: limit, pace: 5 * time.Millisecond}
+			sctx, stop := context.WithCancel(ctx)
+			errc := make(chan error, 1)
+			go func() { errc <- rt.RunSource(sctx, "counter", src, opts) }()
+			testbroker.CheckFor(t, 30*time.Second, func() error {
+				if n := committedSeq(src); n < 20 {
+					return fmt.Errorf("positions committed up to %d", n)
+				}
+				return nil
+			})
+			other, err := kgo.NewClient(kgo.SeedBrokers(tb.Addr), kgo.TransactionalID("eos-past-other-"+run),
+				kgo.TransactionTimeout(60*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			if err := other.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			// It writes to the offsets topic and to the destination
+			// (read by the restore's scan for records past the stored
+			// positions), as a source writing the same topic would.
+			if err := other.ProduceSync(ctx, &kgo.Record{Topic: offsets, Key: []byte(`["other","sp0"]`), Value: []byte(`{"seq":1}`)},
+				&kgo.Record{Topic: topic, Key: []byte("other"), Value: []byte("other-0")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			past := committedSeq(src) + 30
+			testbroker.CheckFor(t, 30*time.Second, func() error {
+				if n := committedSeq(src); n < past && n < limit-1 {
+					return fmt.Errorf("positions committed up to %d, want %d", n, past)
+				}
+				return nil
+			})
+			stop()
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			last := committedSeq(src)
+
+			cl, err := kafkaclient.New(co)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			adm := kadm.NewClient(cl)
+			wctx, wcancel := context.WithTimeout(ctx, time.Second)
+			pos, _, err := restorePositions(wctx, co, adm, offsets, "counter", true)
+			wcancel()
+			if err == nil {
+				t.Fatalf("positions read while another transaction is open below the last ones: %x (last committed %d), want a wait", pos["sp0"].Pos, last)
+			}
+			if !strings.Contains(err.Error(), "transaction open") {
+				t.Fatalf("waiting for the open transaction: %v", err)
+			}
+			if err := other.EndTransaction(ctx, kgo.TryAbort); err != nil {
+				t.Fatal(err)
+			}
+			src2 := &counterSource{parts: 1, limit: limit}
+			runSource(t, rt, src2, opts)
+			if p := src2.restored["sp0"]; len(p) != 8 || int(binary.BigEndian.Uint64(p)) != last {
+				t.Fatalf("restored sp0 = %x, want %d", p, last)
+			}
+			checkExactlyOnce(t, committedValues(txntest.ReadCommittedSettled(t, tb.Addr, topic)), 1, limit)
+		})
+	}
+}
