@@ -51,10 +51,7 @@ func (t *sourceTask) keepOffsetsTopic(ctx context.Context) {
 				zap.String("topic", otopic))
 			t.cl.PurgeTopicsFromProducing(otopic)
 			t.unstorePositions()
-			_, err := t.adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: &compact}}, otopic)
-			if err != nil {
-				t.log.Warn("setting cleanup.policy=compact on the source positions topic", zap.String("topic", otopic), zap.Error(err))
-			}
+			t.compactOffsetsTopic(ctx)
 		}
 		t.otID = id
 		return
@@ -68,9 +65,23 @@ func (t *sourceTask) keepOffsetsTopic(ctx context.Context) {
 	if err := ensureTopic(ctx, t.adm, otopic, 1, map[string]*string{"cleanup.policy": &compact}); err != nil {
 		t.log.Warn("creating the source positions topic again", zap.String("topic", otopic), zap.Error(err))
 	}
+	// Another client may have created it first (ensureTopic takes
+	// TOPIC_ALREADY_EXISTS as done): a producer's auto-creation, with
+	// cleanup.policy=delete.
+	t.compactOffsetsTopic(ctx)
 	// The id of the topic the positions go to now: a later change of it
 	// is another deletion.
 	t.otID, _ = t.offsetsTopicID(ctx)
+}
+
+// compactOffsetsTopic sets cleanup.policy=compact on the offsets topic
+// (a recreated one may have the broker's default, delete).
+func (t *sourceTask) compactOffsetsTopic(ctx context.Context) {
+	compact := "compact"
+	otopic := t.rt.offsetsTopic()
+	if _, err := t.adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: &compact}}, otopic); err != nil {
+		t.log.Warn("setting cleanup.policy=compact on the source positions topic", zap.String("topic", otopic), zap.Error(err))
+	}
 }
 
 // offsetsTopicID asks a broker for the offsets topic's id, without
