@@ -21,12 +21,12 @@ import (
 // the restarted follower takes over. It must still know the transaction
 // is open: read_committed shows none of it until it ends, an abort keeps
 // all of it hidden, and a later committed transaction becomes visible. (A
-// new leader that lost track of an open transaction hands its records to
-// read_committed consumers before the abort: an exactly-once stream
-// counted them twice.) Three ways: the follower restarts while the
-// transaction is open; it restarts so, without the producer-state
-// snapshots its close wrote (as after kill -9: the state is rebuilt from
-// the log alone); it is down when the transaction begins.
+// new leader that lost track of an open transaction would hand its
+// records to read_committed consumers before the abort.) Three ways: the
+// follower restarts while the transaction is open; it restarts so,
+// without the producer-state snapshots its close wrote (as after kill -9:
+// the state is rebuilt from the log alone); it is down when the
+// transaction begins.
 func TestOpenTransactionSurvivesFollowerRestartThenLeaderLoss(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -45,28 +45,12 @@ func followerRestartThenLeaderLoss(t *testing.T, mode string) {
 	c := NewCluster(t, Brokers(3))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	adm := c.Admin()
 	const txnID = "txfollower-producer"
 	prod := c.Client(kgo.TransactionalID(txnID), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.TransactionTimeout(60*time.Second))
 	defer prod.Close()
-	// A first committed transaction, on another topic, makes the
-	// coordinator known.
 	c.CreateTopic("warm", 1, 3, nil)
-	if err := prod.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "warm", Value: []byte("warm")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		t.Fatal(err)
-	}
-	coords := adm.FindTxnCoordinators(ctx, txnID)
-	if err := coords.Error(); err != nil {
-		t.Fatal(err)
-	}
-	coord := coords[txnID].NodeID
+	coord := warmTransaction(ctx, t, c, prod, txnID, &kgo.Record{Topic: "warm", Value: []byte("warm")})
 	// The partition's replicas in election order: its leader, the
 	// follower that restarts (next in line), then the coordinator's
 	// broker, which stays up.
@@ -139,28 +123,11 @@ func followerRestartThenLeaderLoss(t *testing.T, mode string) {
 		}
 		return err
 	})
-	read := func(level kgo.IsolationLevel, want int, settle time.Duration) []string {
-		t.Helper()
-		cl := c.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
-			kgo.FetchIsolationLevel(level), kgo.FetchMaxWait(200*time.Millisecond))
-		defer cl.Close()
-		var got []string
-		deadline := time.Now().Add(20 * time.Second)
-		for len(got) < want && time.Now().Before(deadline) {
-			pctx, pcancel := context.WithTimeout(ctx, time.Second)
-			cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
-			pcancel()
-		}
-		pctx, pcancel := context.WithTimeout(ctx, settle)
-		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
-		pcancel()
-		return got
-	}
 	open := []string{"open-1", "open-2", "open-3"}
-	if got := read(kgo.ReadUncommitted(), 3, 100*time.Millisecond); !slices.Equal(got, open) {
+	if got := readValues(ctx, c, topic, 0, kgo.ReadUncommitted(), 3, 100*time.Millisecond); !slices.Equal(got, open) {
 		t.Fatalf("read_uncommitted on the new leader: %v, want %v", got, open)
 	}
-	if got := read(kgo.ReadCommitted(), 0, 2*time.Second); len(got) != 0 {
+	if got := readValues(ctx, c, topic, 0, kgo.ReadCommitted(), 0, 2*time.Second); len(got) != 0 {
 		t.Fatalf("read_committed on the new leader (broker %d, restarted while the transaction was open) sees %v", follower, got)
 	}
 	if err := prod.EndTransaction(ctx, kgo.TryAbort); err != nil {
@@ -173,7 +140,7 @@ func followerRestartThenLeaderLoss(t *testing.T, mode string) {
 	if err := prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(kgo.ReadCommitted(), 1, 500*time.Millisecond); !slices.Equal(got, []string{"committed"}) {
+	if got := readValues(ctx, c, topic, 0, kgo.ReadCommitted(), 1, 500*time.Millisecond); !slices.Equal(got, []string{"committed"}) {
 		t.Fatalf("read_committed after the abort and a commit: %v, want [committed]", got)
 	}
 }

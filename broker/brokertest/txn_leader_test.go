@@ -40,19 +40,7 @@ func TestOpenTransactionSurvivesLeaderLoss(t *testing.T) {
 			}
 		}
 	}
-	// A first committed transaction makes the coordinator known.
-	if err := prod.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	produce(0, "warm")
-	if err := prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		t.Fatal(err)
-	}
-	coords := adm.FindTxnCoordinators(ctx, txnID)
-	if err := coords.Error(); err != nil {
-		t.Fatal(err)
-	}
-	coord := coords[txnID].NodeID
+	coord := warmTransaction(ctx, t, c, prod, txnID, &kgo.Record{Topic: topic, Partition: 0, Value: []byte("warm")})
 	// A partition not led by the transaction coordinator's broker: this
 	// test is about the partition side.
 	p, old := int32(-1), int32(-1)
@@ -85,33 +73,16 @@ func TestOpenTransactionSurvivesLeaderLoss(t *testing.T) {
 		}
 		return nil
 	})
-	read := func(level kgo.IsolationLevel, want int, settle time.Duration) []string {
-		t.Helper()
-		cl := c.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().AtStart()}}),
-			kgo.FetchIsolationLevel(level), kgo.FetchMaxWait(200*time.Millisecond))
-		defer cl.Close()
-		var got []string
-		deadline := time.Now().Add(20 * time.Second)
-		for len(got) < want && time.Now().Before(deadline) {
-			pctx, pcancel := context.WithTimeout(ctx, time.Second)
-			cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
-			pcancel()
-		}
-		pctx, pcancel := context.WithTimeout(ctx, settle)
-		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
-		pcancel()
-		return got
-	}
 	var before []string // the warm-up transaction's record, if it went to p
 	first := int64(0)
 	if p == 0 {
 		before, first = []string{"warm"}, 2 // warm and its marker
 	}
 	want := append(slices.Clone(before), "open-1", "open-2", "after-open")
-	if got := read(kgo.ReadUncommitted(), len(want), 100*time.Millisecond); !slices.Equal(got, want) {
+	if got := readValues(ctx, c, topic, p, kgo.ReadUncommitted(), len(want), 100*time.Millisecond); !slices.Equal(got, want) {
 		t.Fatalf("read_uncommitted on the new leader: %v, want %v", got, want)
 	}
-	if got := read(kgo.ReadCommitted(), len(before), 2*time.Second); !slices.Equal(got, before) {
+	if got := readValues(ctx, c, topic, p, kgo.ReadCommitted(), len(before), 2*time.Second); !slices.Equal(got, before) {
 		t.Fatalf("read_committed on the new leader sees %v while the transaction is open (want %v)", got, before)
 	}
 	c.WaitFor(20*time.Second, func() error {
@@ -138,7 +109,7 @@ func TestOpenTransactionSurvivesLeaderLoss(t *testing.T) {
 	if err := prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatalf("commit after the leader change: %v", err)
 	}
-	if got := read(kgo.ReadCommitted(), len(want), 100*time.Millisecond); !slices.Equal(got, want) {
+	if got := readValues(ctx, c, topic, p, kgo.ReadCommitted(), len(want), 100*time.Millisecond); !slices.Equal(got, want) {
 		t.Fatalf("read_committed after the commit: %v, want %v", got, want)
 	}
 	c.Restart(old)
@@ -148,4 +119,45 @@ func TestOpenTransactionSurvivesLeaderLoss(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// warmTransaction commits a first transaction of prod (transactional id
+// txnID) holding rec, so that its coordinator is known, and returns the
+// coordinator's broker.
+func warmTransaction(ctx context.Context, t *testing.T, c *Cluster, prod *kgo.Client, txnID string, rec *kgo.Record) int32 {
+	t.Helper()
+	if err := prod.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := prod.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		t.Fatalf("produce %s: %v", rec.Value, err)
+	}
+	if err := prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	coords := c.Admin().FindTxnCoordinators(ctx, txnID)
+	if err := coords.Error(); err != nil {
+		t.Fatal(err)
+	}
+	return coords[txnID].NodeID
+}
+
+// readValues reads topic/p from its start at isolation level until it
+// has want values or 20 s have passed, then for settle more (what should
+// not arrive), and returns the values read.
+func readValues(ctx context.Context, c *Cluster, topic string, p int32, level kgo.IsolationLevel, want int, settle time.Duration) []string {
+	cl := c.Client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().AtStart()}}),
+		kgo.FetchIsolationLevel(level), kgo.FetchMaxWait(200*time.Millisecond))
+	defer cl.Close()
+	var got []string
+	deadline := time.Now().Add(20 * time.Second)
+	for len(got) < want && time.Now().Before(deadline) {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+		pcancel()
+	}
+	pctx, pcancel := context.WithTimeout(ctx, settle)
+	cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	pcancel()
+	return got
 }
