@@ -131,6 +131,19 @@ func TestWorkerGroupReload(t *testing.T) {
 				})
 			}
 			waitSeq(100)
+			// The group has formed with both workers before the rollout
+			// begins (on a loaded machine the second worker can join
+			// after the first records are through): the assignments
+			// counted below are the rollout's own.
+			testkit.CheckFor(t, 60*time.Second, func() error {
+				for _, id := range ids {
+					l := g.logged(id, "worker group: assignment")
+					if len(l) == 0 || l[len(l)-1]["workers"] != float64(len(ids)) {
+						return fmt.Errorf("%s: %d assignments so far, the last %v; want one with %d workers", id, len(l), l[max(0, len(l)-1):], len(ids))
+					}
+				}
+				return nil
+			})
 
 			// The rollout: w1 first; the group runs with different files
 			// for a while; then w2.
