@@ -18,7 +18,8 @@ import (
 	"weir/internal/txntest"
 )
 
-// deleteTopic deletes topic, waiting until it is gone from the metadata.
+// deleteTopic deletes topic, waiting until it is gone from the metadata
+// or listed under another topic id (created again).
 func deleteTopic(t *testing.T, addr, topic string) {
 	t.Helper()
 	cl, err := kafkaclient.New(kafkaclient.Options{Brokers: []string{addr}})
@@ -29,6 +30,10 @@ func deleteTopic(t *testing.T, addr, topic string) {
 	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	before, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := adm.DeleteTopic(ctx, topic)
 	if err == nil {
 		err = r.Err
@@ -41,7 +46,9 @@ func deleteTopic(t *testing.T, addr, topic string) {
 		if err != nil {
 			return err
 		}
-		if d, ok := td[topic]; ok && d.Err == nil {
+		// Gone, or already created again (a running source recreates
+		// its offsets topic): another topic id.
+		if d, ok := td[topic]; ok && d.Err == nil && d.ID == before[topic].ID {
 			return fmt.Errorf("%s still listed", topic)
 		}
 		return nil

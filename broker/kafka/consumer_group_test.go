@@ -94,11 +94,27 @@ func (m *cpMember) close() {
 }
 
 // describeConsumerGroup describes one group with ConsumerGroupDescribe.
+// A retriable error (the group's coordinator still loading its
+// partition: COORDINATOR_LOAD_IN_PROGRESS) is asked again.
 func describeConsumerGroup(t *testing.T, cl *kgo.Client, groupID string) kmsg.ConsumerGroupDescribeResponseGroup {
 	t.Helper()
-	req := kmsg.NewPtrConsumerGroupDescribeRequest()
-	req.Groups = []string{groupID}
-	return request[*kmsg.ConsumerGroupDescribeResponse](t, cl, req).Groups[0]
+	var g kmsg.ConsumerGroupDescribeResponseGroup
+	testkit.CheckFor(t, 20*time.Second, func() error {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{groupID}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			if kerr.IsRetriable(err) {
+				return fmt.Errorf("ConsumerGroupDescribe: %w", err)
+			}
+			t.Fatalf("ConsumerGroupDescribe: %v", err)
+		}
+		g = resp.Groups[0]
+		return nil
+	})
+	return g
 }
 
 // settled checks that a consumer group is Stable with n members whose
