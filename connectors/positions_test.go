@@ -42,6 +42,9 @@ func deleteTopic(t *testing.T, addr, topic string) {
 		t.Fatalf("deleting %s: %v", topic, err)
 	}
 	testbroker.CheckFor(t, 30*time.Second, func() error {
+		// kadm answers ListTopics from kgo's metadata cache, which
+		// keeps a deleted topic for MetadataMinAge (5 s).
+		cl.PurgeTopicsFromClient(topic)
 		td, err := adm.ListTopics(ctx, topic)
 		if err != nil {
 			return err

@@ -43,7 +43,7 @@ func newEnv(t *testing.T, topic string, partitions int32, o Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}, Extra: []kgo.Opt{kgo.Dialer(e.gate.Dial)}},
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{b.Addr}, Extra: e.gate.Opts()},
 		Metrics: connectors.NewMetricSet(nil)}
 	e.m = rt.Metrics.For("http-test")
 	e.srv = srv

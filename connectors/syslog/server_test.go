@@ -59,7 +59,7 @@ func (e *env) start(o Options) *Server {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}, Extra: []kgo.Opt{kgo.Dialer(e.gate.Dial)}},
+	rt := &connectors.Runtime{Client: kafkaclient.Options{Brokers: []string{e.b.Addr}, Extra: e.gate.Opts()},
 		Metrics: connectors.NewMetricSet(nil)}
 	e.m = rt.Metrics.For("syslog-test")
 	run(e.t, rt, "syslog-test", srv.Source(), o.Topic)
@@ -287,14 +287,17 @@ func TestUDP(t *testing.T) {
 	// the runtime takes it from the push queue, which it does not while
 	// it stores source positions on the paused broker.)
 	seen := func() float64 { return float64(srv.UDPTaken()) }
-	// Paced so that the kernel's socket buffer never overflows.
-	for n := 0; n < 200; n++ {
-		c.Write([]byte(message(1, n)))
+	// Paced, five datagrams at a time (the buffer holds five), so that
+	// neither the kernel's socket buffer nor the server's overflows.
+	for n := 0; n < 200; n += 5 {
+		for i := n; i < n+5; i++ {
+			c.Write([]byte(message(1, i)))
+		}
 		testbroker.CheckFor(t, 10*time.Second, func() error {
-			if int(seen()) < n+1 {
-				return fmt.Errorf("%v of %d datagrams read", seen(), n+1)
+			if int(seen()) < n+5 {
+				return fmt.Errorf("%v of %d datagrams read", seen(), n+5)
 			}
-			if int(value(e.m.RecordsOut)) < n+1 { // stay under the buffer of 5
+			if int(value(e.m.RecordsOut)) < n+5 {
 				return fmt.Errorf("waiting for acks")
 			}
 			return nil

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Gate sits between the producer and the broker: Pause holds every
@@ -45,6 +48,19 @@ func (g *Gate) Resume() {
 	g.paused, g.cut = false, false
 	g.cond.Broadcast()
 	g.mu.Unlock()
+}
+
+// Opts returns the client options that put g between a kgo client and
+// its brokers: g.Dial as the dialer, and metadata and retry waits short
+// enough that the client is back within a fraction of a second of
+// Resume (kgo waits out MetadataMinAge, 5 s, and a retry backoff of up
+// to 2.5 s by default).
+func (g *Gate) Opts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.Dialer(g.Dial),
+		kgo.MetadataMinAge(250 * time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
+	}
 }
 
 // Dial is a kgo.Dialer: it dials host unless the gate is cut and returns
