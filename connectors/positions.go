@@ -135,7 +135,7 @@ func RecoverPositions(ctx context.Context, co kafkaclient.Options, offsetsTopic,
 	for _, tp := range topics {
 		from[tp] = nil
 	}
-	ends, err := listEnds(ctx, adm, true, topics...)
+	ends, err := kafkaclient.ListEnds(ctx, adm, true, topics...)
 	if err != nil {
 		return 0, fmt.Errorf("end offsets of %v: %w", topics, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/internal/kafkaclient"
@@ -18,7 +17,7 @@ import (
 // offsets at the time of the call, calling fn in offset order per
 // partition. co builds a short-lived consumer client. committed reads
 // with read_committed, once every transaction begun below those ends has
-// ended (listEnds): records of aborted transactions are skipped, and the
+// ended (kafkaclient.ListEnds): records of aborted transactions are skipped, and the
 // control records (kept by the client so the range's end is reached
 // without idle polls) are not passed to fn.
 func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, from map[string]map[int32]int64, onlyListed, committed bool, fn func(*kgo.Record)) error {
@@ -29,7 +28,7 @@ func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, fr
 	for t := range from {
 		topics = append(topics, t)
 	}
-	ends, err := listEnds(ctx, adm, committed, topics...)
+	ends, err := kafkaclient.ListEnds(ctx, adm, committed, topics...)
 	if err != nil {
 		return fmt.Errorf("listing end offsets of %v: %w", topics, err)
 	}
@@ -133,74 +132,4 @@ func readRange(ctx context.Context, co kafkaclient.Options, adm *kadm.Client, fr
 		}
 	}
 	return nil
-}
-
-// listEnds lists the end offsets of topics (their high watermarks).
-// committed (a read_committed read up to them) also waits until no
-// transaction begun below them is still open: until each partition's
-// last stable offset has reached its end. Reading only up to the last
-// stable offset instead would miss records committed after another
-// producer's transaction began (a killed producer's, until the
-// coordinator aborts it): an exactly-once source sharing the offsets
-// topic's partition with other sources would resume from stale positions
-// and write records again. Transactions end within their timeout, when
-// the coordinator aborts them; ctx bounds the wait.
-// A topic just created may be unknown to the broker's metadata for a
-// moment (Apache Kafka propagates it from the controller): a retriable
-// error is retried for up to 30 s.
-func listEnds(ctx context.Context, adm *kadm.Client, committed bool, topics ...string) (kadm.ListedOffsets, error) {
-	ends, err := listOffsets(ctx, adm, false, topics...)
-	if err != nil || !committed {
-		return ends, err
-	}
-	delay := 20 * time.Millisecond
-	for {
-		stable, err := listOffsets(ctx, adm, true, topics...)
-		if err != nil {
-			return nil, err
-		}
-		var open error
-		stable.Each(func(o kadm.ListedOffset) {
-			if e, ok := ends.Lookup(o.Topic, o.Partition); ok && open == nil && o.Offset < e.Offset {
-				open = fmt.Errorf("%s/%d has a transaction open below its end offset %d (last stable offset %d)", o.Topic, o.Partition, e.Offset, o.Offset)
-			}
-		})
-		if open == nil {
-			return ends, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: %w", open, ctx.Err())
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 500*time.Millisecond)
-	}
-}
-
-// listOffsets lists the end offsets of topics, or with stable their last
-// stable offsets, retrying a retriable error for up to 30 s.
-func listOffsets(ctx context.Context, adm *kadm.Client, stable bool, topics ...string) (kadm.ListedOffsets, error) {
-	deadline := time.Now().Add(30 * time.Second)
-	delay := 20 * time.Millisecond
-	for {
-		var ls kadm.ListedOffsets
-		var err error
-		if stable {
-			ls, err = adm.ListCommittedOffsets(ctx, topics...)
-		} else {
-			ls, err = adm.ListEndOffsets(ctx, topics...)
-		}
-		if err == nil {
-			err = ls.Error()
-		}
-		if err == nil || !kerr.IsRetriable(err) || time.Now().After(deadline) || ctx.Err() != nil {
-			return ls, err
-		}
-		select {
-		case <-ctx.Done():
-			return ls, ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 500*time.Millisecond)
-	}
 }

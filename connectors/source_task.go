@@ -314,7 +314,7 @@ func (t *sourceTask) addTopic(ctx context.Context, topic string) error {
 	if err := ensureTopic(ctx, t.adm, topic, -1, nil); err != nil {
 		return err
 	}
-	ends, err := listEnds(ctx, t.adm, false, topic)
+	ends, err := kafkaclient.ListEnds(ctx, t.adm, false, topic)
 	if err != nil {
 		return fmt.Errorf("end offsets of %s: %w", topic, err)
 	}

@@ -100,7 +100,7 @@ func (r *Runner) createStatusTopic(ctx context.Context) error {
 		// INVALID_REPLICATION_FACTOR: a cluster starting, not every
 		// broker registered yet (a worker started with its brokers gave
 		// up reporting for good).
-		if (!kerr.IsRetriable(err) && !errors.Is(err, kerr.InvalidReplicationFactor)) || ctx.Err() != nil {
+		if (!kafkaclient.Retriable(err) && !errors.Is(err, kerr.InvalidReplicationFactor)) || ctx.Err() != nil {
 			return err
 		}
 		select {

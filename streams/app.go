@@ -683,8 +683,17 @@ func (r *kgoReader) read(topic string, p int32, from int64, progress func(int64)
 		}
 		var ferr error
 		last := int64(-1)
+		// A record at or past end ends the read: the record at end-1 may
+		// be an aborted one, which read_committed never returns (the end
+		// is the high watermark when changelogEnd was asked; its
+		// transaction's marker lies past it).
+		past := false
 		fs.EachRecord(func(rec *kgo.Record) {
-			if ferr != nil || rec.Offset >= end {
+			if ferr != nil || past {
+				return
+			}
+			if rec.Offset >= end {
+				past = true
 				return
 			}
 			last = rec.Offset
@@ -697,7 +706,7 @@ func (r *kgoReader) read(topic string, p int32, from int64, progress func(int64)
 		}
 		var hw int64 = -1
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) { hw = fp.HighWatermark })
-		if last >= end-1 || (last < 0 && hw >= 0 && hw <= from) {
+		if past || last >= end-1 || (last < 0 && hw >= 0 && hw <= from) {
 			return nil
 		}
 		if last >= 0 {

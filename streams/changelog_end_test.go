@@ -3,6 +3,7 @@ package streams
 import (
 	"context"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -24,10 +25,6 @@ func TestChangelogEndWaitsForANewTopic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	_, _, err := listEnds(ctx, adm, "late-changelog", 1, false)
-	if err == nil || !retriableEnd(err) {
-		t.Fatalf("end of a topic not created yet: %v, want a retriable error", err)
-	}
 	for _, stable := range []bool{false, true} {
 		topic := "late-changelog"
 		if stable {
@@ -79,15 +76,11 @@ func TestChangelogEndWaitsForAnUnreachableBroker(t *testing.T) {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, _, err = listEnds(ctx, adm, "changelog", 0, true)
-	if err == nil || !retriableEnd(err) {
-		t.Fatalf("end offset from a broker nobody listens on: %v, want a retriable error", err)
-	}
-	sctx, scancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	sctx, scancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer scancel()
-	if _, err := changelogEnd(sctx, adm, "changelog", 0, true); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("changelogEnd: %v, want it to wait until its context ends", err)
+	_, err = changelogEnd(sctx, adm, "changelog", 0, true)
+	var op *net.OpError
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &op) {
+		t.Fatalf("changelogEnd: %v, want it to ask again until its context ends", err)
 	}
 }

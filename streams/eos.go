@@ -6,14 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
+
+	"weir/internal/kafkaclient"
 )
 
 // Exactly-once processing (Config.ExactlyOnce), as Kafka Streams'
@@ -202,75 +202,23 @@ func (a *App) resetTasks() error {
 }
 
 // changelogEnd returns the end offset of changelog partition topic/p
-// that a restore reads up to. With stable set it waits until the
-// partition has no open transaction (its last stable offset is its end
-// offset), so a restore reads everything decided and nothing undecided;
-// a killed writer's transaction lasts until the coordinator aborts it
-// (its timeout). A partition the answer leaves out (a topic another
-// worker has just created, not yet in every broker's metadata) or a
-// retriable error (retriableEnd) is asked again until ctx ends.
+// that a restore reads up to (kafkaclient.ListEnd). With stable set it
+// waits until the partition has no open transaction, so a restore reads
+// everything decided and nothing undecided; a killed writer's
+// transaction lasts until the coordinator aborts it (its timeout). A
+// partition the answer leaves out (a topic another worker has just
+// created, not yet in every broker's metadata) or an error that may
+// clear by itself (kafkaclient.Retriable) is asked again until ctx ends.
 func changelogEnd(ctx context.Context, adm *kadm.Client, topic string, p int32, stable bool) (int64, error) {
-	var last error
 	for {
-		end, lso, err := listEnds(ctx, adm, topic, p, stable)
-		switch {
-		case err == nil && (!stable || lso >= end):
-			return end, nil
-		case err == nil:
-			last = fmt.Errorf("%s/%d still has an open transaction (last stable offset %d, end %d)", topic, p, lso, end)
-		case retriableEnd(err):
-			last = err
-		default:
-			return 0, err
+		end, err := kafkaclient.ListEnd(ctx, adm, stable, topic, p)
+		if err == nil || ctx.Err() != nil || !kafkaclient.Retriable(err) {
+			return end, err
 		}
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("%w: %w", last, ctx.Err())
+			return 0, fmt.Errorf("%w: %w", err, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// errPartitionMissing: a ListOffsets answer without the partition.
-var errPartitionMissing = errors.New("partition missing from the answer")
-
-// retriableEnd reports whether err, from listEnds, may clear by itself:
-// a missing partition, a retriable Kafka error, or a broker that could
-// not be reached (a killed leader, until its partitions have moved: kgo
-// leaves dial errors to the caller).
-func retriableEnd(err error) bool {
-	var op *net.OpError
-	return errors.Is(err, errPartitionMissing) || errors.Is(err, kerr.UnknownTopicOrPartition) || kerr.IsRetriable(err) ||
-		kgo.IsRetryableBrokerErr(err) || errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
-// listEnds lists topic/p's end offset and, with stable, its last stable
-// offset.
-func listEnds(ctx context.Context, adm *kadm.Client, topic string, p int32, stable bool) (end, lso int64, err error) {
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return 0, 0, fmt.Errorf("end offset of %s/%d: %w", topic, p, err)
-	}
-	eo, ok := ends.Lookup(topic, p)
-	if !ok {
-		return 0, 0, fmt.Errorf("end offset of %s/%d: %w", topic, p, errPartitionMissing)
-	}
-	if eo.Err != nil {
-		return 0, 0, fmt.Errorf("end offset of %s/%d: %w", topic, p, eo.Err)
-	}
-	if !stable {
-		return eo.Offset, 0, nil
-	}
-	st, err := adm.ListCommittedOffsets(ctx, topic)
-	if err != nil {
-		return 0, 0, fmt.Errorf("last stable offset of %s/%d: %w", topic, p, err)
-	}
-	so, ok := st.Lookup(topic, p)
-	if !ok {
-		return 0, 0, fmt.Errorf("last stable offset of %s/%d: %w", topic, p, errPartitionMissing)
-	}
-	if so.Err != nil {
-		return 0, 0, fmt.Errorf("last stable offset of %s/%d: %w", topic, p, so.Err)
-	}
-	return eo.Offset, so.Offset, nil
 }

@@ -1079,12 +1079,14 @@ func TestCountExactAcrossKillAndScaleOut(t *testing.T) {
 // Whether the kill leaves uncommitted repartition writes behind depends
 // on when it lands (on a fast machine the victim may have committed all
 // it processed): a run without any proves nothing about them, though its
-// other checks hold, so the scenario is run again, up to three times.
+// other checks hold, so the scenario is run again, up to five times. Alone
+// the first run proves it (4 of 4); in a full quiet suite beside two
+// other packages, three runs in a row once did not (2026-12-03).
 func TestGroupByCountAcrossKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("200,000 records through a broker and three child processes")
 	}
-	const attempts = 3
+	const attempts = 5
 	for i := 1; i <= attempts; i++ {
 		var proved bool
 		if !t.Run(fmt.Sprintf("attempt%d", i), func(t *testing.T) { proved = groupByCountAcrossKill(t) }) {

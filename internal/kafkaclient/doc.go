@@ -46,6 +46,12 @@
 // [redacted]); Sensitive and Redact name and hide them in property maps;
 // errors name the property, never its value.
 //
+// End offsets (ends.go): ListEnds lists where a reader stops, and for a
+// read_committed reader waits until no transaction is open below those
+// ends; Retriable says which errors clear by themselves (Kafka's
+// retriable codes, unreachable brokers). The connector runtime's
+// position reads and streams' changelog restores both use them.
+//
 // Subpackages: partition (the partitioner, murmur2), balancer (strategy
 // names to franz-go balancers).
 package kafkaclient

@@ -249,7 +249,7 @@ func ReadStatus(ctx context.Context, co kafkaclient.Options, group string) (Stat
 		}
 		var ferr error
 		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
-		if ferr != nil && !kerr.IsRetriable(ferr) {
+		if ferr != nil && !kafkaclient.Retriable(ferr) {
 			return Status{}, fmt.Errorf("reading %s: %w", StatusTopic, ferr)
 		}
 		var derr error
