@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -131,6 +132,17 @@ func RecoverPositions(ctx context.Context, co kafkaclient.Options, offsetsTopic,
 		return 0, err
 	}
 	defer cl.Close()
+	// A topic that does not exist is named at once (ListEnds would ask
+	// again for EndsRetryFor, as for a topic just created).
+	td, err := adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return 0, fmt.Errorf("describing %v: %w", topics, err)
+	}
+	for _, tp := range topics {
+		if d := td[tp]; d.Err != nil || len(d.Partitions) == 0 {
+			return 0, fmt.Errorf("topic %s to recover positions from: %w", tp, cmp.Or(d.Err, error(kerr.UnknownTopicOrPartition)))
+		}
+	}
 	from := map[string]map[int32]int64{}
 	for _, tp := range topics {
 		from[tp] = nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
@@ -217,8 +218,8 @@ func TestExactlyOnceSourceRequiresPositions(t *testing.T) {
 			if p, err := policy(tb.Addr, offsets); err != nil || p != "compact" {
 				t.Errorf("%s created again with cleanup.policy=%s (%v), want compact", offsets, p, err)
 			}
-			if _, err := RecoverPositions(ctx, co, offsets, "counter", []string{"no-such-topic-" + uniq}); err == nil {
-				t.Errorf("RecoverPositions from a missing topic: no error")
+			if _, err := RecoverPositions(ctx, co, offsets, "counter", []string{"no-such-topic-" + uniq}); !errors.Is(err, kerr.UnknownTopicOrPartition) || !strings.Contains(err.Error(), "no-such-topic-"+uniq) {
+				t.Errorf("RecoverPositions from a missing topic: %v, want UNKNOWN_TOPIC_OR_PARTITION naming it", err)
 			}
 			n, err := RecoverPositions(ctx, co, offsets, "counter", []string{topic})
 			if err != nil || n != 3 {
