@@ -43,19 +43,20 @@ func ListEnds(ctx context.Context, adm *kadm.Client, stable bool, topics ...stri
 func ListEnd(ctx context.Context, adm *kadm.Client, stable bool, topic string, p int32) (int64, error) {
 	deadline := time.Now().Add(EndsRetryFor)
 	delay := 20 * time.Millisecond
+	var missing error // the partition last found missing
 	for {
 		ends, err := listEnds(ctx, adm, stable, func(o kadm.ListedOffset) bool { return o.Partition == p }, []string{topic})
 		if err != nil {
-			return 0, err
+			return 0, cutShort(ctx, missing, err)
 		}
 		if o, ok := ends.Lookup(topic, p); ok {
 			return o.Offset, nil
 		}
-		err = fmt.Errorf("end offset of %s/%d: %w", topic, p, ErrPartitionMissing)
+		missing = fmt.Errorf("end offset of %s/%d: %w", topic, p, ErrPartitionMissing)
 		if time.Now().After(deadline) {
-			return 0, err
+			return 0, missing
 		}
-		if err := pause(ctx, &delay, err); err != nil {
+		if err := pause(ctx, &delay, missing); err != nil {
 			return 0, err
 		}
 	}
@@ -84,12 +85,13 @@ func listEnds(ctx context.Context, adm *kadm.Client, stable bool, keep func(kadm
 		return ends, nil
 	}
 	delay := 20 * time.Millisecond
+	var open error // the transaction last seen open
 	for {
 		lso, err := listOffsets(ctx, adm, true, topics)
 		if err != nil {
-			return nil, err
+			return nil, cutShort(ctx, open, err)
 		}
-		var open error
+		open = nil
 		lso.Each(func(o kadm.ListedOffset) {
 			if e, ok := ends.Lookup(o.Topic, o.Partition); ok && open == nil && o.Offset < e.Offset {
 				open = fmt.Errorf("%s/%d has a transaction open below its end offset %d (last stable offset %d)", o.Topic, o.Partition, e.Offset, o.Offset)
@@ -110,6 +112,7 @@ func listEnds(ctx context.Context, adm *kadm.Client, stable bool, keep func(kadm
 func listOffsets(ctx context.Context, adm *kadm.Client, lso bool, topics []string) (kadm.ListedOffsets, error) {
 	deadline := time.Now().Add(EndsRetryFor)
 	delay := 20 * time.Millisecond
+	var last error // the last Retriable error
 	for {
 		var ls kadm.ListedOffsets
 		var err error
@@ -128,11 +131,27 @@ func listOffsets(ctx context.Context, adm *kadm.Client, lso bool, topics []strin
 			err = fmt.Errorf("last stable offsets: %w", err)
 		}
 		if !Retriable(err) || time.Now().After(deadline) {
-			return nil, err
+			return nil, cutShort(ctx, last, err)
 		}
+		last = err
 		if err := pause(ctx, &delay, err); err != nil {
 			return nil, err
 		}
+	}
+}
+
+// cutShort is the error of a request that failed while waiting for
+// waited (nil: nothing yet): once ctx has ended (kadm reports a request
+// cut short by it as a shard error that does not wrap it), waited, or
+// else err, joined with ctx's error; before that, err.
+func cutShort(ctx context.Context, waited, err error) error {
+	switch {
+	case ctx.Err() == nil || errors.Is(err, ctx.Err()) && waited == nil:
+		return err
+	case waited != nil:
+		return fmt.Errorf("%w: %w", waited, ctx.Err())
+	default:
+		return fmt.Errorf("%w: %w", err, ctx.Err())
 	}
 }
 

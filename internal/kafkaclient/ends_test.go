@@ -57,7 +57,7 @@ func TestListEndsWaitsForAnOpenTransaction(t *testing.T) {
 	if ends, err := kafkaclient.ListEnds(ctx, adm, false, "late"); err != nil || ends["late"][1].Offset != 1 {
 		t.Fatalf("end offset with a transaction open: %v, %v; want 1", ends, err)
 	}
-	sctx, scancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	sctx, scancel := context.WithTimeout(ctx, time.Second)
 	defer scancel()
 	_, err = kafkaclient.ListEnds(sctx, adm, true, "late")
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "late/1 has a transaction open below its end offset 1") {
@@ -66,7 +66,7 @@ func TestListEndsWaitsForAnOpenTransaction(t *testing.T) {
 	if end, err := kafkaclient.ListEnd(ctx, adm, true, "late", 0); err != nil || end != 0 {
 		t.Fatalf("stable end of late/0 while late/1 has a transaction open: %d, %v; want 0 at once", end, err)
 	}
-	mctx, mcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	mctx, mcancel := context.WithTimeout(ctx, time.Second)
 	defer mcancel()
 	if _, err := kafkaclient.ListEnd(mctx, adm, false, "late", 7); !errors.Is(err, kafkaclient.ErrPartitionMissing) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("end of late/7 (a topic of 2 partitions): %v; want it missing until the context ended", err)
