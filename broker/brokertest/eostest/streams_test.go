@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -78,6 +80,11 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
+	t.Cleanup(func() {
+		if t.Failed() {
+			logTransactions(t, seeds, app, in, out)
+		}
+	})
 	createTopics(t, cl, 3, in, out)
 	// Streams' group leader fails with MissingSourceTopicException if its
 	// broker does not know the input yet: wait until every broker does.
@@ -225,6 +232,12 @@ func startWordCount(t *testing.T, seeds []string, app, in, out, state, logPath s
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("last lines of %s:\n%s", filepath.Base(logPath), tail(string(b), 60))
+		}
+	})
 	testkit.CheckFor(t, 2*time.Minute, func() error {
 		b, _ := os.ReadFile(logPath)
 		if strings.Contains(string(b), "STATE ERROR") {
@@ -236,6 +249,47 @@ func startWordCount(t *testing.T, seeds []string, app, in, out, state, logPath s
 		return nil
 	})
 	return cmd
+}
+
+// logTransactions logs, for a failed test, what a stalled exactly-once
+// application leaves to look at: the end and last stable offsets of its
+// topics, its group's lag, and the state of every transaction the
+// coordinators know (a transaction that never ends holds the last stable
+// offset, and so every read_committed reader, where it began).
+func logTransactions(t *testing.T, seeds []string, app string, topics ...string) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ends, err := adm.ListEndOffsets(ctx, topics...)
+	lso, err2 := adm.ListCommittedOffsets(ctx, topics...)
+	var offs []string
+	ends.Each(func(e kadm.ListedOffset) {
+		l, _ := lso.Lookup(e.Topic, e.Partition)
+		offs = append(offs, fmt.Sprintf("%s/%d end %d stable %d", e.Topic, e.Partition, e.Offset, l.Offset))
+	})
+	slices.Sort(offs)
+	t.Logf("offsets (%v, %v): %s", err, err2, strings.Join(offs, ", "))
+	if lags, err := adm.Lag(ctx, app); err == nil {
+		for _, l := range lags {
+			t.Logf("group %s: state %s, total lag %d, lag %v", l.Group, l.State, l.Lag.Total(), l.Lag)
+		}
+	} else {
+		t.Logf("group %s: %v", app, err)
+	}
+	txns, err := adm.DescribeTransactions(ctx)
+	if err != nil {
+		t.Logf("transactions: %v", err)
+	}
+	for _, d := range txns.Sorted() {
+		t.Logf("transaction %s: coordinator %d, state %s, producer %d/%d, started %v, timeout %d ms, partitions %v, err %v",
+			d.TxnID, d.Coordinator, d.State, d.ProducerID, d.ProducerEpoch, time.UnixMilli(d.StartTimestamp).Format("15:04:05.000"), d.TimeoutMillis, d.Topics, d.Err)
+	}
 }
 
 // waitTopicEverywhere waits until every broker answers Metadata for the
