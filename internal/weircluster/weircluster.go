@@ -88,10 +88,15 @@ func StartWith(t testing.TB, bin string, n int, o Options) *Cluster {
 			c.Kill(id)
 		}
 		if t.Failed() {
+			var logs []string
+			for _, nd := range c.all() {
+				logs = append(logs, nd.logPath)
+			}
+			kept := testkit.Keep("weircluster-failed", logs...)
 			for _, nd := range c.all() {
 				b, _ := os.ReadFile(nd.logPath)
 				l := strings.Split(string(b), "\n")
-				t.Logf("last log lines of broker %d:\n%s", nd.id, strings.Join(l[max(0, len(l)-40):], "\n"))
+				t.Logf("last log lines of broker %d (whole log in %s):\n%s", nd.id, kept, strings.Join(l[max(0, len(l)-40):], "\n"))
 			}
 		}
 	})

@@ -82,7 +82,7 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 	defer cancel()
 	t.Cleanup(func() {
 		if t.Failed() {
-			logTransactions(t, seeds, app, in, out)
+			logTransactions(t, seeds, app, in, out, app+"-counts-repartition", app+"-counts-changelog")
 		}
 	})
 	createTopics(t, cl, 3, in, out)
@@ -205,12 +205,6 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 	if len(got) != len(words) {
 		t.Errorf("output words %d, want %d", len(got), len(words))
 	}
-	if t.Failed() {
-		for i := 1; i <= appRun; i++ {
-			b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("wordcount-%d.log", i)))
-			t.Logf("word count run %d log:\n%s", i, tail(string(b), 60))
-		}
-	}
 }
 
 // startWordCount starts the Streams application and waits until it is
@@ -235,7 +229,7 @@ func startWordCount(t *testing.T, seeds []string, app, in, out, state, logPath s
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
-			t.Logf("last lines of %s:\n%s", filepath.Base(logPath), tail(string(b), 60))
+			t.Logf("last lines of %s (whole log in %s):\n%s", filepath.Base(logPath), testkit.Keep("wordcount-failed", logPath), tail(string(b), 60))
 		}
 	})
 	testkit.CheckFor(t, 2*time.Minute, func() error {
