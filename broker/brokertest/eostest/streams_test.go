@@ -108,8 +108,19 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 
 	// A monitor reads the output (read_committed) to see progress.
 	progress.Store(0)
+	// Its client log is kept if the test fails.
+	monLog, err := os.Create(filepath.Join(t.TempDir(), "monitor.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer monLog.Close()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the output monitor's client log is kept in %s", testkit.Keep("wordcount-failed", monLog.Name()))
+		}
+	})
 	mon, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(out), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.WithLogger(kgo.BasicLogger(monLog, kgo.LogLevelInfo, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
