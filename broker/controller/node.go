@@ -264,7 +264,13 @@ func (n *Node) startRaft(voter bool) error {
 	rc.LocalID = raft.ServerID(strconv.Itoa(int(n.cfg.NodeID)))
 	rc.HeartbeatTimeout = n.cfg.RaftTimeout
 	rc.ElectionTimeout = n.cfg.RaftTimeout
-	rc.LeaderLeaseTimeout = n.cfg.RaftTimeout / 2
+	// The leader steps down when a majority has not answered for this
+	// long. Raft's default (half the heartbeat timeout) made a loaded
+	// machine's quorum change leaders every few seconds for minutes after
+	// a voter restarted (heartbeat answers 0.5-1.3 s late); a whole
+	// timeout costs nothing when the leader dies, which the followers'
+	// own heartbeat timeout detects.
+	rc.LeaderLeaseTimeout = n.cfg.RaftTimeout
 	rc.CommitTimeout = 20 * time.Millisecond
 	rc.SnapshotThreshold = 4096
 	rc.TrailingLogs = 4096
