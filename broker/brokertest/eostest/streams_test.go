@@ -43,19 +43,23 @@ func TestStreamsWordCountExactlyOnce(t *testing.T) {
 		cluster = weircluster.Start(t, weirbin.Build(t), 3, "--config", "default.replication.factor=3", "--config", "min.insync.replicas=2")
 		return cluster.Seeds()
 	}, func(t *testing.T, target string, seeds []string) {
-		var killBroker func()
+		var bk *brokerKill
 		if target == "weir" {
-			killBroker = func() {
-				id := 1 + rand.IntN(3)
-				t.Logf("killing broker %d (SIGKILL)", id)
-				cluster.Kill(id)
-				waitProgress(t, "processing with a broker down")
-				cluster.Start(id)
+			id := 1 + rand.IntN(3)
+			bk = &brokerKill{
+				kill: func() {
+					t.Logf("killing broker %d (SIGKILL)", id)
+					cluster.Kill(id)
+				},
+				start: func() { cluster.Start(id) },
 			}
 		}
-		wordCount(t, seeds, killBroker)
+		wordCount(t, seeds, bk)
 	})
 }
+
+// brokerKill kills one broker of the cluster under test and starts it again.
+type brokerKill struct{ kill, start func() }
 
 var progress atomic.Int64 // output records seen by the running test's monitor
 
@@ -70,7 +74,7 @@ func waitProgress(t *testing.T, what string) {
 	})
 }
 
-func wordCount(t *testing.T, seeds []string, killBroker func()) {
+func wordCount(t *testing.T, seeds []string, bk *brokerKill) {
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
 	in, out, app := "wc-in-"+suffix, "wc-out-"+suffix, "wc-"+suffix
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(in), kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -145,14 +149,31 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 	appCmd := startApp()
 	defer func() { appCmd.Process.Signal(syscall.SIGKILL); appCmd.Wait() }()
 
-	// The producer, paced so the kills land mid-stream.
+	// The producer, paced, sends the lines in four quarters, each only
+	// once the test allows it (limit): the application's kill, the
+	// broker's kill and the broker's restart each come before the next
+	// quarter, so there is always input left to process after them (on
+	// a loaded machine the application can otherwise finish the whole
+	// input while a broker is down, and nothing is left to show that it
+	// goes on after the restart).
 	produced := make(chan error, 1)
-	var sent atomic.Int64
+	var sent, limit atomic.Int64
+	limit.Store(lines / 4)
 	go func() {
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; i < lines; i += perBatch {
-			<-tick.C
+			for {
+				select {
+				case <-ctx.Done():
+					produced <- ctx.Err()
+					return
+				case <-tick.C:
+				}
+				if int64(i+perBatch) <= limit.Load() {
+					break
+				}
+			}
 			var rs []*kgo.Record
 			for _, l := range text[i : i+perBatch] {
 				rs = append(rs, kgo.StringRecord(l))
@@ -171,10 +192,18 @@ func wordCount(t *testing.T, seeds []string, killBroker func()) {
 	appCmd.Process.Signal(syscall.SIGKILL)
 	appCmd.Wait()
 	appCmd = startApp()
+	limit.Store(lines / 2)
 	waitProgress(t, "word count restarted")
-	if killBroker != nil {
+	if bk != nil {
 		t.Logf("killing a broker after %d output records, %d of %d lines produced", progress.Load(), sent.Load(), lines)
-		killBroker()
+		bk.kill()
+		limit.Store(3 * lines / 4)
+		waitProgress(t, "processing with a broker down")
+		bk.start()
+		t.Logf("broker restarted after %d output records, %d of %d lines produced", progress.Load(), sent.Load(), lines)
+	}
+	limit.Store(lines)
+	if bk != nil {
 		waitProgress(t, "broker restarted")
 	}
 	if err := <-produced; err != nil {
