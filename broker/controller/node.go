@@ -267,7 +267,7 @@ func (n *Node) startRaft(voter bool) error {
 	// The leader steps down when a majority has not answered for this
 	// long. Raft's default (half the heartbeat timeout) made a loaded
 	// machine's quorum change leaders every few seconds for minutes after
-	// a voter restarted (heartbeat answers 0.5-1.3 s late); a whole
+	// a voter restarted (heartbeat answers 0.5-1.5 s late); a whole
 	// timeout costs nothing when the leader dies, which the followers'
 	// own heartbeat timeout detects.
 	rc.LeaderLeaseTimeout = n.cfg.RaftTimeout
