@@ -206,6 +206,22 @@ func (k *Kafka) Log() string {
 	return string(b)
 }
 
+// Exited reports whether the broker's JVM has ended, and how (its exit
+// error), without waiting: a test's peer that dies mid-run (out of
+// memory, a fatal error) shows in its log, which the caller can keep.
+func (k *Kafka) Exited() (bool, error) {
+	select {
+	case err := <-k.done:
+		k.done <- err
+		return true, err
+	default:
+		return false, nil
+	}
+}
+
+// LogPath is the file the broker writes its output to (in Options.Dir).
+func (k *Kafka) LogPath() string { return k.log }
+
 // Stop kills the broker and waits for it. A broker writing its build's
 // class-data archive (the first one started on a build) is stopped with
 // SIGTERM instead, so that its JVM exits and writes it (killed after a

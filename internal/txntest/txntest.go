@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"weir/broker/tlsconf/tlstest"
 	"weir/internal/kafkaclient"
 	"weir/internal/kafkapeer"
+	"weir/internal/testkit"
 )
 
 var (
@@ -56,12 +58,44 @@ func Kafka(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("starting Apache Kafka: %v", err)
 	}
+	if why := Died(); why != "" {
+		t.Fatal(why)
+	}
 	return kafka.Plaintext
+}
+
+var (
+	diedOnce sync.Once
+	diedWhy  string
+)
+
+// Died describes the process's Apache Kafka once it has ended before
+// Stop ("" while it runs): how it exited, where its log is kept (copied
+// by testkit.Keep, as Stop removes its directory) and the log's last
+// lines. A test after its death then fails on that rather than on
+// "connection refused".
+func Died() string {
+	if kafka == nil {
+		return ""
+	}
+	exited, err := kafka.Exited()
+	if !exited {
+		return ""
+	}
+	diedOnce.Do(func() {
+		lines := strings.Split(strings.TrimRight(kafka.Log(), "\n"), "\n")
+		diedWhy = fmt.Sprintf("the test process's Apache Kafka (%s) exited before the tests ended: %v; its log is kept in %s; last lines:\n%s",
+			kafka.Plaintext, err, testkit.Keep("txntest-kafka-died", kafka.LogPath()), strings.Join(lines[max(0, len(lines)-40):], "\n"))
+	})
+	return diedWhy
 }
 
 // Stop stops the Apache Kafka started by Kafka, if any (call it from
 // TestMain after m.Run).
 func Stop() {
+	if why := Died(); why != "" {
+		fmt.Fprintln(os.Stderr, why)
+	}
 	if kafka != nil {
 		kafka.Stop()
 	}

@@ -83,6 +83,11 @@ func eachTarget(t *testing.T, scenario string, weir func(t *testing.T) []string,
 		t.Run(name, func(t *testing.T) {
 			needPeers(t)
 			if name == "kafka" {
+				t.Cleanup(func() {
+					if why := txntest.Died(); t.Failed() && why != "" {
+						t.Log(why)
+					}
+				})
 				f(t, name, []string{apacheKafka(t)})
 				return
 			}
