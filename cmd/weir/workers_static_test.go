@@ -115,7 +115,7 @@ func (g *groupWorkers) start(id, file string, pre ...string) *testkit.Proc {
 		p.Kill()
 		if t.Failed() || os.Getenv("WEIR_TEST_WORKER_LOGS") != "" {
 			b, _ := os.ReadFile(g.logPath(id))
-			t.Logf("%s log:\n%s", id, tailLines(string(b), 150))
+			t.Logf("%s log:\n%s", id, testkit.LastLines(string(b), 150))
 		}
 	})
 	if err := p.WaitReady(60 * time.Second); err != nil {

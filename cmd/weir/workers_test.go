@@ -150,7 +150,7 @@ func (c *workerCluster) start(id string) *workerProc {
 		w.cmd.Process.Kill()
 		if t.Failed() || os.Getenv("WEIR_TEST_WORKER_LOGS") != "" {
 			b, _ := os.ReadFile(w.log)
-			t.Logf("%s log:\n%s", w.id, tailLines(string(b), 200))
+			t.Logf("%s log:\n%s", w.id, testkit.LastLines(string(b), 200))
 		}
 	})
 	c.workers[id] = w
@@ -582,14 +582,6 @@ func appendLine(t *testing.T, path, line string) {
 	}
 	defer f.Close()
 	fmt.Fprintln(f, line)
-}
-
-func tailLines(s string, n int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
 }
 
 // joined waits until worker id's current process has had an assignment.

@@ -83,9 +83,8 @@ func Died() string {
 		return ""
 	}
 	diedOnce.Do(func() {
-		lines := strings.Split(strings.TrimRight(kafka.Log(), "\n"), "\n")
 		diedWhy = fmt.Sprintf("the test process's Apache Kafka (%s) exited before the tests ended: %v; its log is kept in %s; last lines:\n%s",
-			kafka.Plaintext, err, testkit.Keep("txntest-kafka-died", kafka.LogPath()), strings.Join(lines[max(0, len(lines)-40):], "\n"))
+			kafka.Plaintext, err, testkit.Keep("txntest-kafka-died", kafka.LogPath()), testkit.LastLines(strings.TrimRight(kafka.Log(), "\n"), 40))
 	})
 	return diedWhy
 }

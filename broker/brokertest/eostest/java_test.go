@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/testkit"
 	"weir/internal/txntest"
 )
 
@@ -118,14 +119,9 @@ func runScenarios(t *testing.T, bootstrap, prefix string, scenarios []string) ma
 	}
 	if failed {
 		b, _ := os.ReadFile(logPath)
-		t.Logf("TxnScenarios (%v) output:\n%s\nlog:\n%s", runErr, out.String(), tail(string(b), 120))
+		t.Logf("TxnScenarios (%v) output:\n%s\nlog:\n%s", runErr, out.String(), testkit.LastLines(string(b), 120))
 	}
 	return results
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(s, "\n")
-	return strings.Join(l[max(0, len(l)-lines):], "\n")
 }
 
 func values(rs []*kgo.Record) []string {

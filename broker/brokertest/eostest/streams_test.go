@@ -269,13 +269,13 @@ func startWordCount(t *testing.T, seeds []string, app, in, out, state, logPath s
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
-			t.Logf("last lines of %s (whole log in %s):\n%s", filepath.Base(logPath), testkit.Keep("wordcount-failed", logPath), tail(string(b), 60))
+			t.Logf("last lines of %s (whole log in %s):\n%s", filepath.Base(logPath), testkit.Keep("wordcount-failed", logPath), testkit.LastLines(string(b), 60))
 		}
 	})
 	testkit.CheckFor(t, 2*time.Minute, func() error {
 		b, _ := os.ReadFile(logPath)
 		if strings.Contains(string(b), "STATE ERROR") {
-			return testkit.Stop(fmt.Errorf("word count failed:\n%s", tail(string(b), 40)))
+			return testkit.Stop(fmt.Errorf("word count failed:\n%s", testkit.LastLines(string(b), 40)))
 		}
 		if !strings.Contains(string(b), "STATE RUNNING") {
 			return fmt.Errorf("word count not RUNNING yet")

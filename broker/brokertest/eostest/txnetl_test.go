@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weir/broker/brokertest/testbroker"
+	"weir/internal/testkit"
 )
 
 // txnEtlRecords is KGO_TEST_RECORDS for TestTxnEtl (franz-go's default
@@ -46,8 +47,8 @@ func TestFranzGoTxnEtl(t *testing.T) {
 				"GOFLAGS=-mod=mod -trimpath") // -trimpath: the copy's compiled packages are cached across runs (a new temp folder each time)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
-				t.Fatalf("franz-go TestTxnEtl against %v: %v\n%s", seeds, err, tail(string(out), 80))
+				t.Fatalf("franz-go TestTxnEtl against %v: %v\n%s", seeds, err, testkit.LastLines(string(out), 80))
 			}
-			t.Logf("franz-go TestTxnEtl: %s", tail(strings.TrimSpace(string(out)), 3))
+			t.Logf("franz-go TestTxnEtl: %s", testkit.LastLines(strings.TrimSpace(string(out)), 3))
 		})
 }
