@@ -80,9 +80,18 @@ func TestDiskFullErrorCodes(t *testing.T) {
 	if code := rawProduce(t, c, 1, "codes", 0, 1, big); code != 0 {
 		t.Fatalf("produce after space was freed: %v", kerr.ErrorForCode(code))
 	}
-	if code := rawCommit(t, cl, "g", "codes", parts, strings.Repeat("m", 4000)); code != 0 {
-		t.Fatalf("OffsetCommit after space was freed: %v", kerr.ErrorForCode(code))
-	}
+	// The coordinator reloads the group partition whose append failed; it
+	// answers COORDINATOR_LOAD_IN_PROGRESS (retriable) until it has.
+	c.WaitFor(10*time.Second, func() error {
+		code := rawCommit(t, cl, "g", "codes", parts, strings.Repeat("m", 4000))
+		if code == kerr.CoordinatorLoadInProgress.Code {
+			return kerr.ErrorForCode(code)
+		}
+		if code != 0 {
+			t.Fatalf("OffsetCommit after space was freed: %v", kerr.ErrorForCode(code))
+		}
+		return nil
+	})
 	c.WaitFor(10*time.Second, func() error {
 		if st := c.Broker(1).Storage(); st != metadata.StorageOK {
 			return fmt.Errorf("log directory %q after space was freed", st)
