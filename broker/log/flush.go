@@ -29,6 +29,15 @@ func (l *Log) flushTo(target int64) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.RLock()
+	if l.offline != nil {
+		// A flush that held flushMu before us failed its fsync (the
+		// background flush after a roll, say) after our caller checked:
+		// the bytes it dropped may be ours, and a sync now would succeed
+		// without making them durable. Never report such a flush done.
+		err := l.offline
+		l.mu.RUnlock()
+		return err
+	}
 	if l.recoveryPoint >= target {
 		l.mu.RUnlock()
 		return nil

@@ -225,12 +225,17 @@ func (l *Log) Close() error {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	l.mu.RLock()
-	closed, offline := l.closed, l.offline != nil
+	closed := l.closed
 	l.mu.RUnlock()
 	if closed {
 		return nil
 	}
+	// Wait for the background flushes first: one that fails takes the log
+	// offline, and an offline log must not be flushed or marked clean.
 	l.bg.Wait()
+	l.mu.RLock()
+	offline := l.offline != nil
+	l.mu.RUnlock()
 	if offline {
 		// Nothing is written to a log in an unknown state: no flush, no
 		// indexes, no clean-shutdown marker, so the next Open recovers it.

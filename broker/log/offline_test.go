@@ -138,6 +138,39 @@ func TestFailedFsyncTakesLogOffline(t *testing.T) {
 	}
 }
 
+// TestFlushAfterAnotherFlushFailedReportsOffline: a flush that passed
+// Flush's offline check and then waited for flushMu while another flush
+// (the background one after a roll) failed its fsync must fail too. That
+// fsync dropped the unsynced bytes, possibly the waiter's; a sync now
+// succeeds without making them durable, so reporting success would
+// acknowledge a lost append (crashtest found this once under load).
+func TestFlushAfterAnotherFlushFailedReportsOffline(t *testing.T) {
+	mem := vfs.NewMem()
+	ffs := vfs.NewFault(mem)
+	cfg := smallCfg()
+	cfg.FlushMessages = 1 << 30 // the test calls the flushes
+	l := mustOpen(t, ffs, tdir, cfg, Options{})
+	defer l.Close()
+	mustAppend(t, l, valueBatch(t, 2, 30, 1))
+	target := l.EndOffset() // what the waiting caller read before the failure
+	ffs.SetInjector(func(op vfs.Op) *vfs.Fault {
+		if op.Kind == vfs.OpSync {
+			return &vfs.Fault{Err: syscall.EIO, Lost: vfs.LostDropped}
+		}
+		return nil
+	})
+	if err := l.Flush(); !errors.Is(err, ErrOffline) {
+		t.Fatalf("the failing flush: %v, want ErrOffline", err)
+	}
+	ffs.SetInjector(nil)
+	if err := l.flushTo(target); !errors.Is(err, ErrOffline) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("the waiting flush returned %v, want the log's offline error (the bytes it covers were dropped)", err)
+	}
+	if rp := l.RecoveryPoint(); rp >= target {
+		t.Fatalf("recovery point moved to %d over dropped bytes (end %d)", rp, target)
+	}
+}
+
 // TestRecoveryEIOIsNotCorruption: an I/O error while recovering fails the
 // open and cuts nothing.
 func TestRecoveryEIOIsNotCorruption(t *testing.T) {
