@@ -33,6 +33,8 @@ type FileStore struct {
 
 	mu       sync.Mutex // serializes writes and watcher registration
 	f        *os.File
+	size     int64 // bytes of whole, synced frames: where the next frame goes
+	failed   error // set when the file's state is unknown; every write fails until a reopen
 	closed   bool
 	watchers []func(Change)
 	img      atomic.Pointer[Image]
@@ -86,11 +88,12 @@ func OpenFile(dataDir string, logger *zap.Logger) (*FileStore, error) {
 		}
 		logger.Info("metadata file compacted", zap.String("file", path), zap.Int("records_before", n), zap.Int("records_after", len(snap)))
 	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("metadata: seek %s: %w", path, err)
 	}
-	s := &FileStore{path: path, log: logger, f: f}
+	s := &FileStore{path: path, log: logger, f: f, size: size}
 	s.img.Store(img)
 	return s, nil
 }
@@ -210,6 +213,9 @@ func (s *FileStore) proposeLocked(ctx context.Context, r Record) (*Image, error)
 	if s.closed {
 		return nil, ErrClosed
 	}
+	if s.failed != nil {
+		return nil, s.failed
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -222,12 +228,26 @@ func (s *FileStore) proposeLocked(ctx context.Context, r Record) (*Image, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.f.Write(appendFrame(nil, payload)); err != nil {
+	frame := appendFrame(nil, payload)
+	if _, err := s.f.WriteAt(frame, s.size); err != nil {
+		// A short write (a full disk) leaves part of the frame. Replay stops
+		// at the first bad frame, so a record written after it would be
+		// lost at the next open: cut it off, or refuse every later write.
+		if terr := s.f.Truncate(s.size); terr != nil {
+			s.failed = fmt.Errorf("metadata: %s holds part of a record that could not be cut off (%v); restart the broker to recover it: %w", s.path, terr, err)
+			s.log.Error("metadata file in an unknown state", zap.Error(s.failed))
+		}
 		return nil, fmt.Errorf("metadata: append to %s: %w", s.path, err)
 	}
 	if err := s.f.Sync(); err != nil {
-		return nil, fmt.Errorf("metadata: sync %s: %w", s.path, err)
+		// After a failed fsync the record may or may not be on disk, and a
+		// later successful fsync proves nothing about it (the kernel may
+		// have dropped the pages): stop writing, as for a partition log.
+		s.failed = fmt.Errorf("metadata: sync %s failed; restart the broker to recover the file: %w", s.path, err)
+		s.log.Error("metadata file in an unknown state", zap.Error(s.failed))
+		return nil, s.failed
 	}
+	s.size += int64(len(frame))
 	s.img.Store(after)
 	for _, w := range s.watchers {
 		w(Change{Record: r, Before: before, After: after})
