@@ -49,9 +49,10 @@
 // too, or an fsync fails (the unsynced bytes may or may not reach the disk,
 // and Linux does not retry them), the log goes offline: every operation
 // then fails with an error wrapping ErrOffline (the Kafka layer answers
-// KAFKA_STORAGE_ERROR), Log.Offline says why, Options.OnOffline /
-// ManagerOptions.OnOffline are called once, and Close leaves no
-// clean-shutdown marker, so the next Open recovers the partition.
+// KAFKA_STORAGE_ERROR), and so does a flush that was waiting for the
+// failed one (its bytes may be among those dropped); Log.Offline says why,
+// Options.OnOffline / ManagerOptions.OnOffline are called once, and Close
+// leaves no clean-shutdown marker, so the next Open recovers the partition.
 //
 // Recovery after an unclean shutdown (no .clean-shutdown marker) validates
 // every batch (header, CRC32C, increasing offsets) of the segments from the

@@ -25,9 +25,12 @@
 //     | length u32 | crc32c u32  | JSON-encoded record (len) |
 //     +------------+-------------+---------------------------+
 //
-//     fsyncs, then applies it. At start it replays the file, truncates a
-//     torn tail and, when the file holds many superseded records, rewrites
-//     it as a snapshot (write temp file, fsync, rename).
+//     fsyncs, then applies it. A write that fails (a full disk) is cut
+//     off, so the next record never follows torn bytes; if the cut or an
+//     fsync fails, every later write fails until a restart, as a partition
+//     log goes offline. At start it replays the file, truncates a torn
+//     tail and, when the file holds many superseded records, rewrites it
+//     as a snapshot (write temp file, fsync, rename).
 //
 //   - broker/controller puts the same records behind a hashicorp/raft
 //     quorum and applies them on every node in log order.
