@@ -67,6 +67,19 @@ func TestUsersFileReload(t *testing.T) {
 	if n := logs.FilterMessage("users file changed but does not load; keeping the users in use").Len(); n != 1 {
 		t.Fatalf("broken file logged %d times, want once", n)
 	}
+	// A change that keeps the file's size and modification time (two
+	// writes within the file system's timestamp granularity, a copy that
+	// keeps the old file's time) is seen too.
+	write("alice: six\n", t0.Add(3*time.Minute))
+	now = now.Add(CheckEvery)
+	if c := code("alice", "six"); c != 200 {
+		t.Fatalf("after reload alice/six: %d", c)
+	}
+	write("alice: ten\n", t0.Add(3*time.Minute))
+	now = now.Add(CheckEvery)
+	if c := code("alice", "ten"); c != 200 {
+		t.Fatalf("a change of the same size and time was missed: alice/ten: %d", c)
+	}
 }
 
 // TestFailureLogRateLimited: failures beyond the burst are counted, not

@@ -219,14 +219,9 @@ type UsersFile struct {
 
 	mu      sync.Mutex
 	users   *Users
-	stamp   fileStamp
+	sum     [32]byte // of the content users came from
 	checked time.Time
 	lastErr string
-}
-
-type fileStamp struct {
-	mod  time.Time
-	size int64
 }
 
 // CheckEvery is how often a users file is looked at for changes.
@@ -235,28 +230,28 @@ const CheckEvery = time.Second
 // OpenUsersFile reads path.
 func OpenUsersFile(path string) (*UsersFile, error) {
 	f := &UsersFile{Path: path}
-	u, st, err := f.read()
+	data, sum, err := f.readFile()
 	if err != nil {
 		return nil, err
 	}
-	f.users, f.stamp, f.checked = u, st, time.Now()
+	u, err := ParseUsers(data, f.Path)
+	if err != nil {
+		return nil, err
+	}
+	f.users, f.sum, f.checked = u, sum, time.Now()
 	return f, nil
 }
 
-func (f *UsersFile) read() (*Users, fileStamp, error) {
-	fi, err := os.Stat(f.Path)
-	if err != nil {
-		return nil, fileStamp{}, fmt.Errorf("users file: %w", err)
-	}
+// readFile reads the file and hashes it. The content, not the file's time
+// and size, tells a change: those can stay the same across an edit (two
+// same-size writes within the file system's timestamp granularity, a copy
+// that keeps the old file's time), and the file is small.
+func (f *UsersFile) readFile() ([]byte, [32]byte, error) {
 	data, err := os.ReadFile(f.Path)
 	if err != nil {
-		return nil, fileStamp{}, fmt.Errorf("users file: %w", err)
+		return nil, [32]byte{}, fmt.Errorf("users file: %w", err)
 	}
-	u, err := ParseUsers(data, f.Path)
-	if err != nil {
-		return nil, fileStamp{}, err
-	}
-	return u, fileStamp{fi.ModTime(), fi.Size()}, nil
+	return data, sha256.Sum256(data), nil
 }
 
 // Users returns the users in use, reloading the file first if it changed;
@@ -268,11 +263,15 @@ func (f *UsersFile) Users(now time.Time) (u *Users, reloaded bool, reloadErr err
 		return f.users, false, nil
 	}
 	f.checked = now
-	fi, err := os.Stat(f.Path)
-	if err == nil && (fileStamp{fi.ModTime(), fi.Size()}) == f.stamp {
+	data, sum, err := f.readFile()
+	if err == nil && sum == f.sum {
+		f.lastErr = ""
 		return f.users, false, nil
 	}
-	nu, st, err := f.read()
+	var nu *Users
+	if err == nil {
+		nu, err = ParseUsers(data, f.Path)
+	}
 	if err != nil {
 		if err.Error() == f.lastErr {
 			return f.users, false, nil
@@ -280,6 +279,6 @@ func (f *UsersFile) Users(now time.Time) (u *Users, reloaded bool, reloadErr err
 		f.lastErr = err.Error()
 		return f.users, false, err
 	}
-	f.users, f.stamp, f.lastErr = nu, st, ""
+	f.users, f.sum, f.lastErr = nu, sum, ""
 	return nu, true, nil
 }

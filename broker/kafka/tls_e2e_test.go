@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 
 	"weir/broker/tlsconf"
 	"weir/broker/tlsconf/tlstest"
@@ -67,7 +69,8 @@ func withTLSOut(t testing.TB, settings map[string]string, srvOut **tlsconf.Serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := tlsconf.NewServer(cfg, nil)
+	// Info: a failed test shows each reload and each store that did not load.
+	ts, err := tlsconf.NewServer(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	if err != nil {
 		t.Fatal(err)
 	}

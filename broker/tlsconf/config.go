@@ -225,25 +225,10 @@ func SplitList(s string) []string {
 
 // material is the key store and trust store in use.
 type material struct {
-	cert       tls.Certificate
-	pool       *x509.CertPool // nil: no trust store
-	keySum     [32]byte       // of the key store file's content
-	trustSum   [32]byte
-	keyStamp   fileStamp
-	trustStamp fileStamp
-}
-
-type fileStamp struct {
-	mod  time.Time
-	size int64
-}
-
-func stamp(path string) fileStamp {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	return fileStamp{fi.ModTime(), fi.Size()}
+	cert     tls.Certificate
+	pool     *x509.CertPool // nil: no trust store
+	keySum   [32]byte       // of the key store file's content
+	trustSum [32]byte
 }
 
 // Server is the TLS side of one listener: the key store and trust store
@@ -296,22 +281,22 @@ func (s *Server) load(prev *material) (*material, error) {
 	if prev != nil {
 		*m = *prev
 	}
+	// The files are read and hashed on every check: a modification time
+	// and size can stay the same across a change (two same-size writes
+	// within the file system's timestamp granularity, a copy that keeps
+	// the old file's time), and the files are small.
 	if c.KeystoreFile != "" {
-		st := stamp(c.KeystoreFile)
-		if prev == nil || st != prev.keyStamp {
-			data, err := os.ReadFile(c.KeystoreFile)
+		data, err := os.ReadFile(c.KeystoreFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", SSLKeystoreLocation, err)
+		}
+		sum := sha256.Sum256(data)
+		if prev == nil || sum != prev.keySum {
+			cert, err := parseKeyStore(data, nil, c.keyPassword)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", SSLKeystoreLocation, err)
+				return nil, fmt.Errorf("%s %s: %w", SSLKeystoreLocation, c.KeystoreFile, err)
 			}
-			sum := sha256.Sum256(data)
-			if prev == nil || sum != prev.keySum {
-				cert, err := parseKeyStore(data, nil, c.keyPassword)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s: %w", SSLKeystoreLocation, c.KeystoreFile, err)
-				}
-				m.cert, m.keySum = cert, sum
-			}
-			m.keyStamp = st
+			m.cert, m.keySum = cert, sum
 		}
 	} else if prev == nil {
 		cert, err := parseKeyStore(c.inlineChain, c.inlineKey, c.keyPassword)
@@ -322,21 +307,17 @@ func (s *Server) load(prev *material) (*material, error) {
 	}
 	switch {
 	case c.TruststoreFile != "":
-		st := stamp(c.TruststoreFile)
-		if prev == nil || st != prev.trustStamp {
-			data, err := os.ReadFile(c.TruststoreFile)
+		data, err := os.ReadFile(c.TruststoreFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", SSLTruststoreLocation, err)
+		}
+		sum := sha256.Sum256(data)
+		if prev == nil || sum != prev.trustSum {
+			pool, _, err := parseTrustStore(data)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", SSLTruststoreLocation, err)
+				return nil, fmt.Errorf("%s %s: %w", SSLTruststoreLocation, c.TruststoreFile, err)
 			}
-			sum := sha256.Sum256(data)
-			if prev == nil || sum != prev.trustSum {
-				pool, _, err := parseTrustStore(data)
-				if err != nil {
-					return nil, fmt.Errorf("%s %s: %w", SSLTruststoreLocation, c.TruststoreFile, err)
-				}
-				m.pool, m.trustSum = pool, sum
-			}
-			m.trustStamp = st
+			m.pool, m.trustSum = pool, sum
 		}
 	case len(c.inlineTrust) > 0 && prev == nil:
 		pool, _, err := parseTrustStore(c.inlineTrust)

@@ -47,8 +47,9 @@
 // refused its certificate only at its first read: DialHandshake's
 // callback hears of that too.
 //
-// Reloading: Server.Watch polls the key and trust store files (their size
-// and modification time, then a hash of the content); new handshakes use
+// Reloading: Server.Watch polls the key and trust store files (a hash of
+// their content: size and modification time can stay the same across a
+// change); new handshakes use
 // the new material at once, connections already open keep theirs. A file
 // that does not load (half written, a key that does not match the
 // certificate) is logged once and the material in use is kept.
