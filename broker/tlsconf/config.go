@@ -281,17 +281,12 @@ func (s *Server) load(prev *material) (*material, error) {
 	if prev != nil {
 		*m = *prev
 	}
-	// The files are read and hashed on every check: a modification time
-	// and size can stay the same across a change (two same-size writes
-	// within the file system's timestamp granularity, a copy that keeps
-	// the old file's time), and the files are small.
 	if c.KeystoreFile != "" {
-		data, err := os.ReadFile(c.KeystoreFile)
+		data, sum, changed, err := readChanged(c.KeystoreFile, SSLKeystoreLocation, prev, func(p *material) [32]byte { return p.keySum })
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", SSLKeystoreLocation, err)
+			return nil, err
 		}
-		sum := sha256.Sum256(data)
-		if prev == nil || sum != prev.keySum {
+		if changed {
 			cert, err := parseKeyStore(data, nil, c.keyPassword)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", SSLKeystoreLocation, c.KeystoreFile, err)
@@ -307,12 +302,11 @@ func (s *Server) load(prev *material) (*material, error) {
 	}
 	switch {
 	case c.TruststoreFile != "":
-		data, err := os.ReadFile(c.TruststoreFile)
+		data, sum, changed, err := readChanged(c.TruststoreFile, SSLTruststoreLocation, prev, func(p *material) [32]byte { return p.trustSum })
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", SSLTruststoreLocation, err)
+			return nil, err
 		}
-		sum := sha256.Sum256(data)
-		if prev == nil || sum != prev.trustSum {
+		if changed {
 			pool, _, err := parseTrustStore(data)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", SSLTruststoreLocation, c.TruststoreFile, err)
@@ -327,6 +321,21 @@ func (s *Server) load(prev *material) (*material, error) {
 		m.pool = pool
 	}
 	return m, nil
+}
+
+// readChanged reads a store file and returns its content and hash, and
+// whether the hash differs from the one in prev (got by sum; always true
+// without prev). The content is read and hashed on every check: a
+// modification time and size can stay the same across a change (two
+// same-size writes within the file system's timestamp granularity, a copy
+// that keeps the old file's time), and the files are small.
+func readChanged(path, setting string, prev *material, sum func(*material) [32]byte) ([]byte, [32]byte, bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, [32]byte{}, false, fmt.Errorf("%s: %w", setting, err)
+	}
+	h := sha256.Sum256(data)
+	return data, h, prev == nil || h != sum(prev), nil
 }
 
 // TLSConfig returns the server configuration: every handshake takes the

@@ -49,8 +49,8 @@
 //
 // Reloading: Server.Watch polls the key and trust store files (a hash of
 // their content: size and modification time can stay the same across a
-// change); new handshakes use
-// the new material at once, connections already open keep theirs. A file
+// change); new handshakes use the new material at once, connections
+// already open keep theirs. A file
 // that does not load (half written, a key that does not match the
 // certificate) is logged once and the material in use is kept.
 //
