@@ -12,6 +12,10 @@ import (
 // (a.b.XLoginModule): errors may name the module by its class.
 var inClassName = regexp.MustCompile(`[\w$.]*s3cr3tvalue[\w$.]*LoginModule\b`)
 
+// quotedText matches a quoted string (with backslash escapes), as JAAS
+// quotes option values.
+var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
+
 // FuzzJAAS: any sasl.jaas.config value or JAAS file parses or fails with
 // an error that repeats no option value. Corpus: testdata/fuzz/FuzzJAAS.
 func FuzzJAAS(f *testing.F) {
@@ -30,9 +34,12 @@ func FuzzJAAS(f *testing.F) {
 		} else if strings.Contains(s, "s3cr3tvalue") && strings.Contains(err.Error(), "s3cr3tvalue") && !inClassName.MatchString(err.Error()) {
 			t.Fatalf("error repeats a value: %v", err)
 		}
-		// In a file, a section name is shown; values (quoted) never.
+		// In a file, a section name is shown; values (quoted) never. The
+		// check holds when the secret is only inside quotes: unquoted, the
+		// same text can stand where a section name goes, and is shown.
 		quoted := strings.Contains(s, `"s3cr3tvalue"`) || strings.Contains(s, `'s3cr3tvalue'`)
-		if _, err := ParseJAASFile(s); err != nil && quoted && strings.Contains(err.Error(), "s3cr3tvalue") {
+		onlyQuoted := quoted && !strings.Contains(quotedText.ReplaceAllString(s, ""), "s3cr3tvalue")
+		if _, err := ParseJAASFile(s); err != nil && onlyQuoted && strings.Contains(err.Error(), "s3cr3tvalue") {
 			t.Fatalf("file error repeats a value: %v", err)
 		}
 	})
