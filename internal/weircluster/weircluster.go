@@ -220,12 +220,16 @@ func (c *Cluster) Start(id int) {
 	nd.proc = proc
 	nd.mu.Unlock()
 	err = proc.WaitReady(90 * time.Second)
-	if err != nil && c.ca == nil && !nd.started && c.kafkaPortTaken(nd) {
-		// The free port picked for its Kafka listener was taken by
-		// another process before the broker bound it (a hog pass saw
-		// it once). Nobody has its address yet on a first start: pick
-		// another. (The controller's is in every node's voters.)
+	if err != nil && !nd.started && c.brokerPortTaken(nd) {
+		// A free port picked for its Kafka or (with TLS) inter-broker
+		// listener was taken by another process before the broker bound
+		// it (hog passes and a fresh-clone run saw it). Nobody has those
+		// addresses yet on a first start: pick others. (The
+		// controller's is in every node's voters.)
 		nd.kafkaAddr = testkit.FreeAddr(c.t)
+		if nd.intAddr != "" {
+			nd.intAddr = testkit.FreeAddr(c.t)
+		}
 		c.Start(id)
 		return
 	}
@@ -236,11 +240,15 @@ func (c *Cluster) Start(id int) {
 	nd.started = true
 }
 
-// kafkaPortTaken reports whether nd's log says its Kafka listener's
-// address was in use.
-func (c *Cluster) kafkaPortTaken(nd *node) bool {
+// brokerPortTaken reports whether nd's log says the address of its Kafka
+// listener or of its inter-broker one was in use.
+func (c *Cluster) brokerPortTaken(nd *node) bool {
 	b, _ := os.ReadFile(nd.logPath)
-	return strings.Contains(string(b), "listen on "+nd.kafkaAddr+":") && strings.Contains(string(b), "address already in use")
+	log := string(b)
+	if !strings.Contains(log, "address already in use") {
+		return false
+	}
+	return strings.Contains(log, "listen on "+nd.kafkaAddr+":") || (nd.intAddr != "" && strings.Contains(log, "listen on "+nd.intAddr+":"))
 }
 
 // Kill sends broker id SIGKILL and waits until it is gone.
